@@ -1,0 +1,5 @@
+export * from "./classes.js"
+export * from "./codes.js"
+export * from "./detail.js"
+export * from "./details.js"
+export * from "./wire.js"

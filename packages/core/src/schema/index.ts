@@ -1,0 +1,6 @@
+export * from "./detailCodes.js"
+export * from "./envelope.js"
+export * from "./ids.js"
+export * from "./limits.js"
+export * from "./strings.js"
+export * from "./timestamp.js"

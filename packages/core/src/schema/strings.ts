@@ -1,0 +1,45 @@
+import { Schema } from "effect"
+import { detailMessage } from "./detailCodes.js"
+
+/**
+ * A string of `min`-`max` characters. Too long reports TOO_LONG; too short INVALID_VALUE (an
+ * empty required string is a value error, not a missing field).
+ */
+export const BoundedString = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.minLength(min, { message: detailMessage("INVALID_VALUE", `must be at least ${min} characters`) }),
+    Schema.maxLength(max, { message: detailMessage("TOO_LONG", `must be at most ${max} characters`) })
+  )
+
+/** A string that must match `pattern` (INVALID_FORMAT), within `max` characters (TOO_LONG). */
+export const PatternString = (pattern: RegExp, max: number) =>
+  Schema.String.pipe(
+    Schema.maxLength(max, { message: detailMessage("TOO_LONG", `must be at most ${max} characters`) }),
+    Schema.pattern(pattern, { message: detailMessage("INVALID_FORMAT") })
+  )
+
+/** An integer in `[min, max]` (INVALID_VALUE outside, INVALID_TYPE for non-numbers). */
+export const BoundedInt = (min: number, max: number) =>
+  Schema.Number.pipe(
+    Schema.int({ message: detailMessage("INVALID_VALUE", "must be an integer") }),
+    Schema.between(min, max, { message: detailMessage("INVALID_VALUE", `must be between ${min} and ${max}`) })
+  )
+
+/**
+ * One of a fixed set of strings (INVALID_VALUE otherwise). A refined string rather than a
+ * literal union, because a union's failure is reported once per member, not as one value error.
+ */
+export const OneOf = <const L extends ReadonlyArray<string>>(...values: L) =>
+  Schema.String.pipe(
+    Schema.filter((s): s is L[number] => values.includes(s), {
+      message: detailMessage("INVALID_VALUE", `must be one of ${values.join(", ")}`),
+      jsonSchema: { enum: values }
+    })
+  )
+
+/**
+ * A JSON request body schema: unknown fields are rejected (UNKNOWN_FIELD) and every problem is
+ * reported, not only the first.
+ */
+export const RequestBody = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
