@@ -1,1 +1,2 @@
 export * as Migrations from "./migrate.js"
+export * from "./unavailable.js"

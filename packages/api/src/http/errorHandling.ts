@@ -1,0 +1,88 @@
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpServerError } from "@effect/platform"
+import { causeIsDatabaseUnavailable } from "@svc/core/db"
+import {
+  DependencyUnavailable,
+  ErrorClasses,
+  InternalError,
+  InvalidRequest,
+  MethodNotAllowed,
+  NotFound,
+  detailsFromIssues
+} from "@svc/core/errors"
+import { Cause, Effect } from "effect"
+import type { RouteTable } from "./routeTable.js"
+
+const INTERNAL_MESSAGE = "The server could not complete the request."
+const UNAVAILABLE_MESSAGE = "A dependency of the service is unavailable; retry later."
+
+const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "RouteNotFound"
+
+const isDecodeError = (error: unknown): error is HttpApiDecodeError =>
+  error instanceof HttpApiDecodeError
+
+/** 404 for a path we do not serve, 405 with `Allow` for a path served with other methods. */
+const routeMiss = (routes: RouteTable) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const pathname = new URL(request.url, "http://localhost").pathname
+    const allowed = routes.allowedMethods(pathname)
+    if (allowed.length === 0) {
+      return yield* new NotFound({ message: "No resource exists at this path." })
+    }
+    const allow = allowed.join(", ")
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "allow", allow))
+    )
+    return yield* new MethodNotAllowed({ message: `Method ${request.method} is not allowed here; use ${allow}.` })
+  })
+
+/** What the API-level middleware may fail with, beyond what handlers declare. */
+export type FrameworkError = NotFound | MethodNotAllowed | InvalidRequest | DependencyUnavailable | InternalError
+
+/**
+ * The API-level middleware: turns what the framework raises into our declared errors, so that
+ * HttpApi encodes them in the SPEC 7.1 envelope with the right status.
+ * - routing misses: 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED;
+ * - request decoding failures: 400 INVALID_REQUEST with `details`;
+ * - a lost database anywhere: 503 DEPENDENCY_UNAVAILABLE;
+ * - any other defect: 500 INTERNAL_ERROR with a fixed message, the cause logged (with the
+ *   request id, from the log annotations) and never sent.
+ */
+export const handleErrors =
+  (routes: RouteTable) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | FrameworkError, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.catchAllCause(app, (cause): Effect.Effect<never, E | FrameworkError, HttpServerRequest.HttpServerRequest> => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      const failure = Cause.failureOption(cause)
+      if (failure._tag === "Some" && !Cause.isDie(cause)) {
+        const error: unknown = failure.value
+        if (isRouteNotFound(error)) return routeMiss(routes)
+        if (isDecodeError(error)) {
+          return Effect.fail(
+            new InvalidRequest({
+              message: "The request does not match the expected schema.",
+              details: detailsFromIssues(error.issues)
+            })
+          )
+        }
+        if (isDeclared(error)) return Effect.failCause(cause)
+      }
+      if (causeIsDatabaseUnavailable(cause)) {
+        return Effect.zipRight(
+          Effect.logWarning("database unavailable", cause),
+          Effect.fail(new DependencyUnavailable({ message: UNAVAILABLE_MESSAGE }))
+        )
+      }
+      return Effect.zipRight(
+        Effect.logError("unhandled failure", cause),
+        Effect.fail(new InternalError({ message: INTERNAL_MESSAGE }))
+      )
+    })
+
+// Declared errors are our TaggedErrors; anything else that reaches here (a RequestError from a
+// broken socket, an SqlError a repository forgot to map) is treated as a defect.
+const declared = Object.values(ErrorClasses)
+const isDeclared = (error: unknown): boolean => declared.some((cls) => error instanceof cls)

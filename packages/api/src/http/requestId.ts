@@ -1,0 +1,48 @@
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { ErrorStatus } from "@svc/core/errors"
+import { CurrentRequestId, RequestId } from "@svc/core/schema"
+import { Cause, Effect } from "effect"
+
+/**
+ * The outermost layer of every request: a fresh `req_<uuidv4>`, provided to everything below
+ * (envelopes read it), sent as `x-request-id`, and carried by every log line. A failure that
+ * escapes everything below still gets the SPEC 7.1 envelope here, never a bare 500.
+ */
+export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.gen(function* () {
+    const requestId = RequestId.make()
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = Date.now()
+    return yield* app.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(
+          Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Effect.logError("request failed outside the API error handling", cause),
+          HttpServerResponse.json(
+            {
+              error: { code: "INTERNAL_ERROR", message: "The server could not complete the request." },
+              meta: { requestId }
+            },
+            { status: ErrorStatus.INTERNAL_ERROR }
+          ).pipe(Effect.orDie)
+        )
+      ),
+      Effect.tap((response) =>
+        Effect.logInfo("http request").pipe(
+          Effect.annotateLogs({
+            method: request.method,
+            path: new URL(request.url, "http://localhost").pathname,
+            status: response.status,
+            durationMs: Date.now() - started
+          })
+        )
+      ),
+      Effect.provideService(CurrentRequestId, requestId),
+      Effect.annotateLogs("requestId", requestId),
+      Effect.annotateSpans("svc.request_id", requestId)
+    )
+  })
