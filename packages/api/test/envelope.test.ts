@@ -86,14 +86,3 @@ describe("the HTTP skeleton (development)", () => {
       }))
   })
 })
-
-describe("the HTTP skeleton (production)", () => {
-  // Its own memo map: HttpApi's router layer is memoized, and must not be the development one.
-  it.layer(app(false), { timeout: 60_000, memoMap: Effect.runSync(Layer.makeMemoMap) })((it) => {
-    it.effect("does not serve the OpenAPI document", () =>
-      Effect.gen(function* () {
-        const { baseUrl } = yield* TestServer
-        expectError(yield* Effect.promise(() => call(`${baseUrl}/openapi.json`)), 404, "NOT_FOUND")
-      }))
-  })
-})

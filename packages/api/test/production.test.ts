@@ -1,0 +1,25 @@
+import { describe, expect, it } from "@effect/vitest"
+import { HealthLive, httpPipeline, SvcApi } from "@svc/api"
+import { Effect, Layer } from "effect"
+import { migratedDatabaseLayer } from "../../../testing/database.js"
+import { call, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
+
+// A file of its own: HttpApi's router layer is memoized per test file.
+const app = serveForTest(httpPipeline(SvcApi, HealthLive, { development: false, maxBodyBytes: 448 * 1024 })).pipe(
+  Layer.provide(migratedDatabaseLayer)
+)
+
+describe("the HTTP skeleton (production)", () => {
+  it.layer(app, { timeout: 60_000 })((it) => {
+    it.effect("does not serve the OpenAPI document", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const result = yield* Effect.promise(() => call(`${baseUrl}/openapi.json`))
+        expect(result.status).toBe(404)
+        expect(result.body).toEqual({
+          error: { code: "NOT_FOUND", message: "No resource exists at this path." },
+          meta: { requestId: expect.stringMatching(REQUEST_ID) }
+        })
+      }))
+  })
+})
