@@ -1,0 +1,88 @@
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Schedule, Stream } from "effect"
+import { makeAttemptRunner } from "./attempt.js"
+import { WORK_CHANNEL } from "./enqueue.js"
+import { WorkHandlers } from "./handlers.js"
+import { makeLeases } from "./leases.js"
+import { resolveOptions, type ResolvedOptions, type WorkEngineOptions } from "./options.js"
+import { makeOutcomes } from "./outcomes.js"
+import { runSlot } from "./slot.js"
+import { makeWakeup } from "./wakeup.js"
+
+export interface WorkEngineService {
+  /** The `lease_owner` this process writes. */
+  readonly workerId: string
+  readonly options: ResolvedOptions
+}
+
+const make = (input: WorkEngineOptions | undefined) =>
+  Effect.gen(function* () {
+    const options = yield* Effect.sync(() => resolveOptions(input))
+    const annotate = Effect.annotateLogs({ workerId: options.workerId })
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const pg = yield* PgClient.PgClient
+    const registry = yield* WorkHandlers
+    const leases = makeLeases(sql, options.workerId, options.leaseDuration)
+    const outcomes = makeOutcomes(sql, options.workerId)
+    const wakeup = yield* makeWakeup(options.concurrency)
+    const runAttempt = makeAttemptRunner({ options, leases, outcomes, registry })
+
+    // Wake an idle slot as soon as an item of a kind we run is committed.
+    yield* pg.listen(WORK_CHANNEL).pipe(
+      Stream.runForEach((kind) =>
+        Effect.flatMap(registry.kinds, (kinds) => (kinds.includes(kind) ? wakeup.signal(1) : Effect.void))
+      ),
+      Effect.tapErrorCause((cause) => Effect.logWarning("work LISTEN failed; polling until it is back", cause)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.annotateLogs({ fiber: "work.listen" }),
+      annotate,
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+
+    // Any worker returns expired leases and fails items past their deadline.
+    yield* Effect.all([leases.reapExpired, leases.failPastDeadline]).pipe(
+      Effect.tap(([requeued, failed]) =>
+        requeued + failed === 0
+          ? Effect.void
+          : Effect.logInfo("work reaper", { requeuedExpiredLeases: requeued, failedPastDeadline: failed })
+      ),
+      Effect.flatMap(([requeued]) => wakeup.signal(requeued)),
+      Effect.catchAllCause((cause) => Effect.logWarning("work reaper failed", cause)),
+      Effect.repeat(Schedule.spaced(options.reapInterval)),
+      Effect.annotateLogs({ fiber: "work.reaper" }),
+      annotate,
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+
+    // The slots run under one fiber: closing the scope interrupts them all at once, so none claims
+    // while the others are releasing.
+    yield* Effect.all(
+      Array.from({ length: options.concurrency }, (_, slot) =>
+        runSlot({ options, leases, registry, wakeup, runAttempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
+      ),
+      { concurrency: "unbounded", discard: true }
+    ).pipe(annotate, Effect.interruptible, Effect.forkScoped)
+
+    yield* Effect.logInfo("work engine started", {
+      concurrency: options.concurrency,
+      kinds: yield* registry.kinds
+    }).pipe(annotate)
+    yield* Effect.addFinalizer(() => Effect.logInfo("work engine stopping").pipe(annotate))
+    return WorkEngine.of({ workerId: options.workerId, options })
+  })
+
+/**
+ * The worker loop of this process: `concurrency` slots that claim due items of the registered
+ * kinds (`FOR UPDATE SKIP LOCKED`), run their handlers under a renewed lease, and record every
+ * attempt; a reaper that returns expired leases; `LISTEN svc_work` plus polling to wake up.
+ * Closing the layer's scope stops claiming, interrupts running handlers and releases their leases.
+ */
+export class WorkEngine extends Context.Tag("@svc/worker/WorkEngine")<WorkEngine, WorkEngineService>() {
+  static readonly layer = (
+    options?: WorkEngineOptions
+  ): Layer.Layer<WorkEngine, never, SqlClient.SqlClient | PgClient.PgClient | WorkHandlers> =>
+    Layer.scoped(WorkEngine, make(options))
+}

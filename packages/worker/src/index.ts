@@ -1,0 +1,4 @@
+/**
+ * @svc/worker: the durable work engine (DESIGN §5) and, later, the reconcilers that run on it.
+ */
+export * from "./engine/index.js"
