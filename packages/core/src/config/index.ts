@@ -1,0 +1,64 @@
+/**
+ * Configuration of every process: the operator variables (Effect `Config`), development secrets
+ * generated under the data dir, the Installation configuration file, and `loadOrExit` for main.ts.
+ */
+export {
+  BootstrapConfig,
+  type BootstrapOutputs,
+  type BootstrapSettings,
+  defaults,
+  type Environment,
+  ProcessConfig,
+  type ProcessSettings,
+  TelemetryConfig,
+  type TelemetrySettings
+} from "./process.js"
+export { DevSecretError, devSecretFiles, type ProcessSecrets, resolveDevSecrets } from "./devSecrets.js"
+export { configErrorLines, formatStartupError } from "./format.js"
+export {
+  EX_CONFIG,
+  InstallationConfiguration,
+  type LoadedProcessConfig,
+  loadOrExit,
+  loadProcessConfig,
+  loadStartupConfig,
+  ProcessConfiguration,
+  secretValues,
+  type StartupConfig,
+  startupConfigLayer
+} from "./load.js"
+export {
+  defaultInstallationConfig,
+  InstallationConfig,
+  type InstallationConfigEncoded,
+  OAuthProvider,
+  Providers
+} from "./installation/schema.js"
+export {
+  Backend,
+  BackendType,
+  CodeHostBackend,
+  ModelAccountsBackend,
+  SandboxAuth,
+  SandboxGatewayBackend,
+  SandboxGatewayConfiguration,
+  sandboxUsesTls
+} from "./installation/backends.js"
+export {
+  ComputeDriver,
+  defaultDrivers,
+  Drivers,
+  IamDriver,
+  KubernetesCompute,
+  LocalCompute,
+  NamedDriver,
+  RepoDriver,
+  SecretDriver
+} from "./installation/drivers.js"
+export {
+  decodeInstallationConfig,
+  formatJsonPath,
+  InstallationConfigError,
+  type InstallationConfigProblem,
+  loadInstallationConfig
+} from "./installation/load.js"

@@ -1,0 +1,72 @@
+/** Field schemas shared by the Installation configuration file (no Node-only imports). */
+import { Schema } from "effect"
+
+const hasControlCharacter = (s: string): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true
+  }
+  return false
+}
+
+/** 1-200 characters, no leading/trailing whitespace, no control characters (SPEC 2.15). */
+export const Identifier = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(200, { message: () => "must be at most 200 characters" }),
+  Schema.filter((s) => s.trim() === s && !hasControlCharacter(s), {
+    message: () => "must not have leading or trailing whitespace or control characters"
+  })
+)
+
+export const AbsolutePath = Schema.String.pipe(
+  Schema.filter((s) => s.startsWith("/") && !s.includes("\0"), { message: () => "must be an absolute path" })
+)
+
+export const boundedInt = (min: number, max: number) =>
+  Schema.Number.pipe(
+    Schema.filter((n) => Number.isSafeInteger(n) && n >= min && n <= max, {
+      message: () => `must be an integer between ${min} and ${max}`
+    })
+  )
+
+const isLoopbackHost = (hostname: string): boolean =>
+  hostname === "localhost" || hostname === "[::1]" || /^127(\.[0-9]{1,3}){3}$/.test(hostname)
+
+/** An https URL (http only for a loopback host, for local development and tests). */
+export const HttpsUrl = Schema.String.pipe(
+  Schema.filter((s) => {
+    try {
+      const url = new URL(s)
+      return url.username === "" && url.password === "" &&
+        (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname)))
+    } catch {
+      return false
+    }
+  }, { message: () => "must be an https URL without user name or password (http only for a loopback host)" })
+)
+
+/** `host:port`, or an http/https origin without credentials, path, query or fragment. */
+export const Endpoint = Schema.String.pipe(
+  Schema.filter((s) => {
+    const hostPort = /^[A-Za-z0-9.-]+:([0-9]{1,5})$/.exec(s)
+    if (hostPort) {
+      const port = Number(hostPort[1])
+      return port >= 1 && port <= 65535
+    }
+    const origin = /^https?:\/\/[^/?#@]+$/.test(s)
+    if (!origin) return false
+    try {
+      new URL(s)
+      return true
+    } catch {
+      return false
+    }
+  }, { message: () => "must be host:port or an http(s) origin without credentials, path, query or fragment" })
+)
+
+export const DnsName = Schema.String.pipe(
+  Schema.filter(
+    (s) => s.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(s),
+    { message: () => "must be a lowercase DNS name" }
+  )
+)

@@ -1,0 +1,108 @@
+/**
+ * What each process's main.ts does first: read the variables, resolve development secrets,
+ * read the Installation configuration file, and stop with exit code 78 (EX_CONFIG) and a
+ * readable message when any of it is wrong.
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { ConfigError } from "effect"
+import * as fs from "node:fs"
+import { DevSecretError, type ProcessSecrets, resolveDevSecrets } from "./devSecrets.js"
+import { formatStartupError } from "./format.js"
+import { InstallationConfigError, loadInstallationConfig } from "./installation/load.js"
+import type { InstallationConfig } from "./installation/schema.js"
+import { ProcessConfig, type ProcessSettings } from "./process.js"
+
+/** The operator variables and the secrets the process runs with. */
+export interface LoadedProcessConfig extends ProcessSettings {
+  readonly secrets: ProcessSecrets
+}
+
+export const loadProcessConfig: Effect.Effect<LoadedProcessConfig, ConfigError.ConfigError | DevSecretError> = Effect
+  .gen(function*() {
+    const settings = yield* ProcessConfig
+    const secrets = yield* resolveDevSecrets(settings)
+    return { ...settings, secrets }
+  })
+
+export interface StartupConfig {
+  readonly process: LoadedProcessConfig
+  readonly installation: InstallationConfig
+}
+
+/** Variables, development secrets and the Installation configuration file, in that order. */
+export const loadStartupConfig: Effect.Effect<
+  StartupConfig,
+  ConfigError.ConfigError | DevSecretError | InstallationConfigError
+> = Effect.gen(function*() {
+  const processConfig = yield* loadProcessConfig
+  const installation = yield* loadInstallationConfig(processConfig.installationConfigPath)
+  return { process: processConfig, installation }
+})
+
+/** Exit status for a configuration error (sysexits.h). */
+export const EX_CONFIG = 78
+
+/**
+ * Runs a configuration-loading effect; on failure writes one line per problem to stderr and
+ * exits the process with status 78. Run it before acquiring any resource (the exit is
+ * immediate: finalizers do not run).
+ */
+export const loadOrExit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+  Effect.catchAll(self, (error) =>
+    Effect.sync((): never => {
+      // Synchronous write: nothing may be lost to the exit that follows.
+      fs.writeSync(2, `${formatStartupError(error)}\n`)
+      return process.exit(EX_CONFIG)
+    }))
+
+/** The loaded process configuration, provided by each main.ts. */
+export class ProcessConfiguration extends Context.Tag("@svc/core/config/ProcessConfiguration")<
+  ProcessConfiguration,
+  LoadedProcessConfig
+>() {}
+
+/** The Installation configuration, provided by each main.ts. */
+export class InstallationConfiguration extends Context.Tag("@svc/core/config/InstallationConfiguration")<
+  InstallationConfiguration,
+  InstallationConfig
+>() {}
+
+/** Both configurations as one Layer, from an already loaded `StartupConfig`. */
+export const startupConfigLayer = (config: StartupConfig): Layer.Layer<ProcessConfiguration | InstallationConfiguration> =>
+  Layer.merge(
+    Layer.succeed(ProcessConfiguration, config.process),
+    Layer.succeed(InstallationConfiguration, config.installation)
+  )
+
+const databasePassword = (url: Redacted.Redacted<string>): ReadonlyArray<string> => {
+  try {
+    const password = new URL(Redacted.value(url)).password
+    return password === "" ? [] : [password, decodeURIComponent(password)]
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Every secret value the configuration holds, in the text forms it could appear in a log
+ * (give them to the logger: `KnownSecrets.layer` in `@svc/core/observability`).
+ */
+export const secretValues = (config: {
+  readonly process: LoadedProcessConfig
+  readonly installation?: InstallationConfig | undefined
+}): ReadonlyArray<string> => {
+  const { process: p, installation } = config
+  const key = Buffer.from(Redacted.value(p.secrets.secretKey))
+  const values = [
+    Redacted.value(p.secrets.authSecret),
+    key.toString("base64"),
+    key.toString("base64url"),
+    key.toString("hex"),
+    ...Option.match(p.secrets.devAdminPassword, { onNone: () => [], onSome: (v) => [Redacted.value(v)] }),
+    ...Option.match(p.databaseUrl, { onNone: () => [], onSome: databasePassword })
+  ]
+  for (const provider of [installation?.providers.codehost, installation?.providers.idprovider]) {
+    if (provider !== undefined) values.push(Redacted.value(provider.clientSecret))
+  }
+  return [...new Set(values)]
+}

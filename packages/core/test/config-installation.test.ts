@@ -1,0 +1,218 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  decodeInstallationConfig,
+  defaultInstallationConfig,
+  formatStartupError,
+  InstallationConfigError,
+  loadInstallationConfig
+} from "@svc/core/config"
+import { Effect, Either, Option, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const FILE = "/etc/svc/installation.json"
+
+const problems = (input: unknown): ReadonlyArray<string> =>
+  Either.match(decodeInstallationConfig(FILE, input), {
+    onLeft: (error) => error.problems.map((p) => `${p.path}: ${p.message}`),
+    onRight: () => expect.fail("expected the file to be rejected")
+  })
+
+const decoded = (input: unknown) =>
+  Either.getOrElse(decodeInstallationConfig(FILE, input), (error) => expect.fail(error.message))
+
+const writeFile = (content: string): string => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-installation-")), "installation.json")
+  fs.writeFileSync(file, content)
+  return file
+}
+
+const modelAccounts = {
+  id: "models",
+  type: "model_accounts",
+  configuration: { workspaceId: "0b6f4e52-7c4f-4d1e-9a59-2d3f3c1b2a10", apiKeyPath: "/run/secrets/model-admin-key" },
+  drivers: { serviceAccount: "model-accounts" }
+}
+const codeHost = {
+  id: "code",
+  type: "code_host",
+  configuration: { registryPath: "/etc/svc/registry.json" },
+  drivers: { repo: "codehost" }
+}
+const sandboxGateway = {
+  id: "sandbox",
+  type: "sandbox_gateway",
+  configuration: {
+    serviceName: "sandbox-gateway.svc.cluster.local",
+    rootCertificatePath: "/etc/svc/sandbox-ca.pem",
+    auth: { mode: "bearerTokenFile", path: "/run/secrets/sandbox-token" }
+  },
+  drivers: { sandbox: "sandbox", credentialGateway: "sandbox" }
+}
+const fullDrivers = {
+  compute: { id: "kubernetes", context: "prod" },
+  serviceAccount: { id: "model-accounts" },
+  repo: {
+    id: "codehost",
+    controlSocket: "/run/svc/credential-service.sock",
+    sessionDurationSeconds: 3600,
+    publicCaPath: "/etc/svc/public-ca.pem"
+  },
+  sandbox: { id: "sandbox" },
+  credentialGateway: { id: "sandbox" }
+}
+
+describe("Installation configuration", () => {
+  it.effect("defaults to IAM builtin, Compute local, Secret builtin and no Backends without a file", () =>
+    Effect.gen(function*() {
+      const config = yield* loadInstallationConfig(Option.none())
+      expect(config).toEqual({
+        drivers: { iam: { id: "builtin" }, compute: { id: "local" }, secret: { id: "builtin" } },
+        backends: [],
+        providers: {}
+      })
+      expect(config).toEqual(defaultInstallationConfig)
+      // An empty file object means the same.
+      expect(decoded({})).toEqual(defaultInstallationConfig)
+    }))
+
+  it("decodes a complete file", () => {
+    const config = decoded({
+      drivers: fullDrivers,
+      backends: [modelAccounts, codeHost, sandboxGateway],
+      providers: {
+        idprovider: {
+          issuer: "https://id.example.com",
+          authorizationUrl: "https://id.example.com/authorize",
+          tokenUrl: "https://id.example.com/token",
+          clientId: "svc",
+          clientSecret: "provider-client-secret",
+          scopes: ["openid", "email"]
+        }
+      }
+    })
+    expect(config.drivers.iam).toEqual({ id: "builtin" })
+    expect(config.drivers.compute).toEqual({ id: "kubernetes", context: "prod" })
+    expect(config.backends.map((b) => b.type)).toEqual(["model_accounts", "code_host", "sandbox_gateway"])
+    const models = config.backends[0]
+    expect(models?.type === "model_accounts" && models.configuration.credentialTtlSeconds).toBe(2592000)
+    const sandbox = config.backends[2]
+    expect(sandbox?.type === "sandbox_gateway" && sandbox.configuration.requestTimeoutMs).toBe(10000)
+    const secret = config.providers.idprovider?.clientSecret
+    expect(secret && Redacted.isRedacted(secret) && Redacted.value(secret)).toBe("provider-client-secret")
+  })
+
+  it("rejects unknown keys with their JSON path", () => {
+    expect(problems({ drivers: { compute: { id: "local" }, scheduler: "x" } })).toEqual([
+      `drivers.scheduler: is unexpected, expected: "iam" | "compute" | "secret" | "plugin" | "serviceAccount" | "repo" | "credentialGateway" | "sandbox"`
+    ])
+    // SPEC 2.15: inline keys and adminKeyPath are rejected.
+    expect(problems({
+      drivers: fullDrivers,
+      backends: [{ ...modelAccounts, configuration: { ...modelAccounts.configuration, adminKeyPath: "/k" } }]
+    })).toEqual([
+      `backends[0].configuration.adminKeyPath: is unexpected, expected: "workspaceId" | "apiKeyPath" | "credentialTtlSeconds"`
+    ])
+    expect(problems({ features: {} })).toEqual([
+      `(root): is unexpected, expected: "drivers" | "backends" | "providers"`.replace("(root)", "features")
+    ])
+  })
+
+  it("rejects bad types and values with their JSON path and rule", () => {
+    expect(problems({ backends: {} })).toEqual([`backends: Expected ReadonlyArray<${""}`].map(() => expect.any(String)))
+    expect(problems({ backends: {} })[0]).toMatch(/^backends: Expected ReadonlyArray</)
+    expect(problems({
+      drivers: fullDrivers,
+      backends: [
+        {
+          ...modelAccounts,
+          configuration: { workspaceId: "not-a-uuid", apiKeyPath: "keys/admin", credentialTtlSeconds: 0 }
+        }
+      ]
+    })).toEqual([
+      "backends[0].configuration.workspaceId: Expected a Universally Unique Identifier",
+      "backends[0].configuration.apiKeyPath: must be an absolute path",
+      "backends[0].configuration.credentialTtlSeconds: must be an integer between 1 and 2592000"
+    ])
+    expect(problems({ drivers: { repo: { ...fullDrivers.repo, sessionDurationSeconds: "1h" } } })).toEqual([
+      "drivers.repo.sessionDurationSeconds: Expected number"
+    ])
+  })
+
+  it("keeps quoted input out of messages (a misplaced secret stays unprinted)", () => {
+    const lines = problems({ drivers: { iam: { id: "sk-live-very-secret-value" } } })
+    expect(lines).toEqual([`drivers.iam.id: Expected "builtin"`])
+  })
+
+  it("checks Backends against the selected Drivers (SPEC 2.15)", () => {
+    expect(problems({ backends: [codeHost] })).toEqual([
+      `backends[0].drivers.repo: names the repo Driver "codehost", but drivers.repo is not selected`
+    ])
+    expect(problems({ drivers: { ...fullDrivers, serviceAccount: { id: "other" } }, backends: [modelAccounts] })).toEqual([
+      `backends[0].drivers.serviceAccount: must match the selected drivers.serviceAccount.id "other"`
+    ])
+    expect(problems({ drivers: fullDrivers, backends: [codeHost, { ...codeHost, id: "code-2" }] })).toEqual([
+      "backends[1].type: only one Backend of type code_host is supported (backends[0] has it)"
+    ])
+  })
+
+  it("enforces the sandbox gateway transport rules", () => {
+    const withConfiguration = (configuration: object) => ({
+      drivers: fullDrivers,
+      backends: [{ ...sandboxGateway, configuration }]
+    })
+    // Neither TLS nor bearer: the operator must acknowledge network-policy protection.
+    expect(problems(withConfiguration({ endpoint: "sandbox:8080", auth: { mode: "unauthenticated" } }))).toEqual([
+      `backends[0].configuration.insecureTransport: must be "network-policy" when the connection lacks TLS or bearer authentication`
+    ])
+    expect(decoded(withConfiguration({
+      endpoint: "sandbox:8080",
+      auth: { mode: "unauthenticated" },
+      insecureTransport: "network-policy"
+    })).backends).toHaveLength(1)
+    // TLS and bearer: insecureTransport is rejected.
+    expect(problems(withConfiguration({
+      endpoint: "https://sandbox.example.com",
+      auth: { mode: "bearerTokenFile", path: "/run/secrets/token" },
+      insecureTransport: "network-policy"
+    }))).toEqual([
+      "backends[0].configuration.insecureTransport: is only allowed when the connection lacks TLS or bearer authentication"
+    ])
+    expect(problems(withConfiguration({
+      endpoint: "https://sandbox.example.com/api",
+      auth: { mode: "bearerTokenFile", path: "/run/secrets/token" }
+    }))).toEqual([
+      "backends[0].configuration.endpoint: must be host:port or an http(s) origin without credentials, path, query or fragment"
+    ])
+    expect(problems(withConfiguration({
+      auth: { mode: "bearerTokenFile", path: "/run/secrets/token" },
+      rootCertificatePath: "/ca.pem"
+    }))).toEqual(["backends[0].configuration.endpoint: exactly one of endpoint or serviceName is required"])
+  })
+
+  it.effect("stops on a missing file, naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(loadInstallationConfig(Option.some("/nonexistent/installation.json")))
+      expect(error).toBeInstanceOf(InstallationConfigError)
+      expect(formatStartupError(error)).toBe(
+        "SVC_INSTALLATION_CONFIG (/nonexistent/installation.json): cannot read: file not found"
+      )
+    }))
+
+  it.effect("stops on invalid JSON with the position, without quoting the content", () =>
+    Effect.gen(function*() {
+      const file = writeFile(`{\n  "providers": { "codehost": { "clientSecret": "gh-secret-123456" ]`)
+      const error = yield* Effect.flip(loadInstallationConfig(Option.some(file)))
+      const message = formatStartupError(error)
+      expect(message).toMatch(new RegExp(`^SVC_INSTALLATION_CONFIG \\(${file}\\): is not valid JSON at line 2, column \\d+$`))
+      expect(message).not.toContain("gh-secret-123456")
+    }))
+
+  it.effect("loads a valid file", () =>
+    Effect.gen(function*() {
+      const file = writeFile(JSON.stringify({ drivers: { compute: { id: "local" } }, backends: [] }))
+      const config = yield* loadInstallationConfig(Option.some(file))
+      expect(config).toEqual(defaultInstallationConfig)
+    }))
+})
