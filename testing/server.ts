@@ -4,7 +4,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer, Logger } from "effect"
+import { Cause, Context, Effect, Layer, Logger } from "effect"
 import { createServer } from "node:http"
 
 export class TestServer extends Context.Tag("testing/TestServer")<TestServer, { readonly baseUrl: string }>() {}
@@ -40,7 +40,7 @@ export class LogCapture extends Context.Tag("testing/LogCapture")<LogCapture, { 
           level: logLevel.label,
           message,
           annotations: Object.fromEntries(annotations),
-          cause: String(cause._tag === "Empty" ? "" : JSON.stringify(cause.toJSON()))
+          cause: Cause.isEmpty(cause) ? "" : Cause.pretty(cause)
         })
       })
       return Layer.merge(Layer.succeed(LogCapture, { entries }), Logger.replace(Logger.defaultLogger, logger))
