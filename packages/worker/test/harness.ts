@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg"
 import { Migrations } from "@svc/core/db"
-import { Context, Duration, Effect, Exit, Layer, Option, Scope } from "effect"
+import { Cause, Context, Duration, Effect, Exit, FiberRef, HashSet, Layer, Logger, LogLevel, Option, Scope } from "effect"
 import { pgClientLayer, TestDatabaseUrl } from "../../../testing/database.js"
 import { getWorkItem, WorkEngine, type WorkEngineOptions, WorkHandlers, type WorkItem } from "../src/index.js"
 
@@ -49,7 +49,11 @@ export const startEngine = (
     )
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
+    // Engines log at info; the tests keep warnings and errors.
+    const context = yield* Layer.buildWithScope(layer, scope).pipe(
+      Effect.orDie,
+      Effect.locally(FiberRef.currentMinimumLogLevel, LogLevel.Warning)
+    )
     return { workerId: Context.get(context, WorkEngine).workerId, stop: Scope.close(scope, Exit.void) }
   })
 
@@ -87,4 +91,33 @@ export const itemsOfKind = (kind: string) =>
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ id: string }>`SELECT id FROM work_items WHERE kind = ${kind} ORDER BY created_at, id`
     return yield* Effect.forEach(rows, (row) => status(row.id))
+  })
+
+/**
+ * Runs `effect` (e.g. `startEngine`) with an extra logger that appends each line, with its cause,
+ * to `lines`; fibers forked inside (the engine's) keep it.
+ */
+export const captureLogs =
+  (lines: Array<string>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.locallyWith(
+      effect,
+      FiberRef.currentLoggers,
+      HashSet.add(
+        Logger.make(({ cause, message }) => {
+          lines.push(`${JSON.stringify(message)} ${Cause.isEmpty(cause) ? "" : Cause.pretty(cause)}`)
+        })
+      )
+    )
+
+/** How many items of a kind are in each state. */
+export const countByState = (kind: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ state: WorkItem["state"]; n: number }>`
+      SELECT state, count(*)::int AS n FROM work_items WHERE kind = ${kind} GROUP BY state
+    `
+    const counts: Record<WorkItem["state"], number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 }
+    for (const row of rows) counts[row.state] = row.n
+    return counts
   })
