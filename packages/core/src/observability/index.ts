@@ -1,0 +1,68 @@
+/**
+ * Logs and traces for every process: JSON lines on stdout with secrets scrubbed, and OTLP
+ * tracing when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+ */
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import type { ConfigError } from "effect"
+import { type TelemetrySettings, TelemetryConfig } from "../config/process.js"
+import { loggerLayer } from "./logger.js"
+import { KnownSecrets } from "./scrub.js"
+import { tracingLayer } from "./tracing.js"
+
+export { jsonLineLogger, jsonLogger, loggerLayer, type LogRecord } from "./logger.js"
+export {
+  currentKnownSecrets,
+  isSecretKey,
+  KnownSecrets,
+  maskText,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  scrub
+} from "./scrub.js"
+export { tracesUrl, tracingLayer, type TracingOptions } from "./tracing.js"
+
+/** Logger and (when an endpoint is given) tracer from already read settings. */
+export const observabilityLayer = (
+  settings: TelemetrySettings,
+  options?: { readonly secrets?: Iterable<string | Redacted.Redacted<string>> | undefined }
+): Layer.Layer<never> => {
+  const tracing = Option.match(settings.otlpEndpoint, {
+    onNone: () => Layer.empty,
+    onSome: (endpoint) => tracingLayer({ endpoint, serviceName: settings.serviceName })
+  })
+  return Layer.mergeAll(loggerLayer(settings.logLevel), tracing, KnownSecrets.layer(options?.secrets ?? []))
+}
+
+/**
+ * Secrets that the environment holds directly: registered even before the full configuration
+ * is loaded (a generated development secret is added by main.ts with `KnownSecrets.layer`).
+ */
+const environmentSecrets: Config.Config<ReadonlyArray<string>> = Config.all(
+  ["SVC_AUTH_SECRET", "SVC_SECRET_KEY", "SVC_DEV_ADMIN_PASSWORD", "DATABASE_URL"].map((name) =>
+    Config.option(Config.redacted(name))
+  )
+).pipe(
+  Config.map((values) =>
+    values.flatMap((value, index) => {
+      if (Option.isNone(value)) return []
+      const text = Redacted.value(value.value)
+      if (index < 3) return [text]
+      try {
+        const password = new URL(text).password
+        return password === "" ? [] : [password, decodeURIComponent(password)]
+      } catch {
+        return []
+      }
+    })
+  )
+)
+
+/**
+ * `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME` read with Effect
+ * `Config`; secret variables of the environment are masked in every log line.
+ */
+export const ObservabilityLive: Layer.Layer<never, ConfigError.ConfigError> = Layer.unwrapEffect(
+  Effect.all([TelemetryConfig, environmentSecrets]).pipe(
+    Effect.map(([settings, secrets]) => observabilityLayer(settings, { secrets }))
+  )
+)
