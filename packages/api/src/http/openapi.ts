@@ -27,10 +27,23 @@ export const refineDocument = (spec: Record<string, unknown>): Record<string, un
         if (status === "405") headers["Allow"] = { $ref: "#/components/headers/Allow" }
         response.headers = headers
         pruneDecodeError(response)
+        if (Number(status) >= 400) response.description = describeErrors(response)
       }
     }
   }
-  if (doc.components?.schemas) delete doc.components.schemas["HttpApiDecodeError"]
+  if (doc.components?.schemas) {
+    delete doc.components.schemas["HttpApiDecodeError"]
+    delete doc.components.schemas["Issue"]
+    delete doc.components.schemas["PropertyKey"]
+  }
+  // Callers reach the API at the Installation's base URL (SVC_BASE_URL).
+  doc["servers"] = [
+    {
+      url: "{baseUrl}",
+      description: "The Installation's base URL",
+      variables: { baseUrl: { default: "http://127.0.0.1:8080" } }
+    }
+  ]
   return doc
 }
 
@@ -48,6 +61,23 @@ const pruneDecodeError = (response: Record<string, unknown>): void => {
       else schema.anyOf = kept
     }
   }
+}
+
+const ERROR_REF = /^#\/components\/schemas\/Error_([A-Z_]+)$/
+
+/** "NOT_FOUND" or "FORBIDDEN or NOT_FOUND": the codes a response may carry. */
+const describeErrors = (response: Record<string, unknown>): string => {
+  const codes = new Set<string>()
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit)
+    if (typeof node !== "object" || node === null) return
+    const ref = (node as { $ref?: unknown }).$ref
+    const match = typeof ref === "string" ? ERROR_REF.exec(ref) : null
+    if (match) codes.add(match[1]!)
+    Object.values(node).forEach(visit)
+  }
+  visit(response.content)
+  return codes.size > 0 ? [...codes].sort().join(" or ") : String(response.description ?? "Error")
 }
 
 /** The OpenAPI 3.1.0 document of an API, as served and exported. */
