@@ -1,2 +1,3 @@
 export * as Migrations from "./migrate.js"
+export { databaseLayer, type DatabaseOptions } from "./pg.js"
 export * from "./unavailable.js"

@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { releaseSignalHooks } from "./exitHooks.js"
 import { inspectStaleLock } from "./staleLock.js"
 
 export interface EmbeddedPostgresOptions {
@@ -97,6 +98,8 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     onLog: remember,
     onError: remember
   })
+
+  releaseSignalHooks()
 
   const initialised = fs.existsSync(path.join(dataDir, "PG_VERSION"))
   if (!initialised) {
