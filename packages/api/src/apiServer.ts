@@ -1,5 +1,5 @@
 import { HttpServer } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { SvcApi } from "./api.js"
 import { HealthLive } from "./health/http.js"
 import { httpPipeline, listen, type ServerOptions } from "./server.js"
@@ -7,6 +7,11 @@ import { httpPipeline, listen, type ServerOptions } from "./server.js"
 /** Every HTTP group of the service, wired. */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive)
 
+/** Logs the address once the server listens (with port 0, the port it was given). */
+const logListening = Layer.effectDiscard(
+  HttpServer.addressFormattedWith((url) => Effect.logInfo(`svc api listening on ${url}`).pipe(Effect.annotateLogs({ url })))
+)
+
 /** The API server of the service: needs an SqlClient. */
 export const ApiServerLive = (options: ServerOptions) =>
-  httpPipeline(SvcApi, ApiGroupsLive, options).pipe(HttpServer.withLogAddress, Layer.provide(listen(options)))
+  Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(Layer.provide(listen(options)))

@@ -2,3 +2,5 @@
  * @svc/worker: the durable work engine (DESIGN §5) and, later, the reconcilers that run on it.
  */
 export * from "./engine/index.js"
+export { ReconcilersLive } from "./reconcilers.js"
+export { WorkerLive } from "./worker.js"

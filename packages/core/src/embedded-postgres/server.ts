@@ -23,6 +23,8 @@ export interface RunningPostgres {
   readonly port: number
   /** URL of another database on the same server. */
   readonly urlFor: (database: string) => string
+  /** Creates the database unless it exists; returns its URL. */
+  readonly ensureDatabase: (database: string) => Promise<string>
   readonly stop: () => Promise<void>
 }
 
@@ -121,10 +123,12 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
         `stop the other svc process or set DATABASE_URL`
     )
   }
-  if (lock._tag === "stale") {
-    // Left by a crash (SIGKILL, power loss): postgres would refuse to start if the old pid
-    // has been reused by an unrelated process, so remove it ourselves.
-    log(`removing stale postmaster.pid (pid ${lock.pid}) left by an unclean shutdown`)
+  if (lock._tag === "stale" && lock.reason !== "exited") {
+    // Left by a crash (SIGKILL, power loss) and its pid reused by an unrelated process (or
+    // unreadable): postgres would refuse to start, so remove it ourselves. A lock whose process
+    // has exited is left to postgres, which also checks that no orphaned backend still uses the
+    // old shared memory before it replaces the file.
+    log(`removing stale postmaster.pid (pid ${lock.pid}, ${lock.reason}) left by an unclean shutdown`)
     fs.rmSync(path.join(dataDir, "postmaster.pid"), { force: true })
   }
 
@@ -143,6 +147,17 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     adminUrl: urlFor("postgres"),
     port,
     urlFor,
+    ensureDatabase: async (database) => {
+      const client = pg.getPgClient("postgres", "127.0.0.1")
+      await client.connect()
+      try {
+        const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database])
+        if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`)
+      } finally {
+        await client.end()
+      }
+      return urlFor(database)
+    },
     stop: async () => {
       if (stopped) return
       stopped = true

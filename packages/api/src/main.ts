@@ -1,0 +1,22 @@
+/**
+ * `svc api`: one API replica of the production split. Any number may run against one database.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { databaseLayer } from "@svc/core/db"
+import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { Effect, Layer } from "effect"
+import { ApiServerLive } from "./apiServer.js"
+import { serverOptions } from "./serverOptions.js"
+
+const ApiProcess = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* startupConfig
+    const url = yield* requireDatabaseUrl(config, "api")
+    return ApiServerLive(serverOptions(config)).pipe(
+      Layer.provide(databaseLayer({ url, applicationName: "svc-api" })),
+      Layer.provide(processLayer(config))
+    )
+  })
+)
+
+ApiProcess.pipe(Layer.launch, NodeRuntime.runMain)

@@ -1,0 +1,45 @@
+/**
+ * `npm start` (`svc start`): everything in one process for a laptop (DESIGN §3). An embedded
+ * PostgreSQL unless DATABASE_URL is set, migrations, then the API and a worker side by side.
+ * Ctrl-C stops the server, releases the worker's leases, closes the pool, then PostgreSQL.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { databaseLayer, Migrations } from "@svc/core/db"
+import { processLayer, startupConfig } from "@svc/core/runtime"
+import { WorkerLive } from "@svc/worker"
+import { Effect, Layer, Option } from "effect"
+import { ApiServerLive } from "./apiServer.js"
+import { embeddedDatabase } from "./dev/embeddedDatabase.js"
+import { serverOptions } from "./serverOptions.js"
+
+const AllInOne = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const config = yield* startupConfig
+    const base = processLayer(config)
+    const url = yield* Option.match(config.process.databaseUrl, {
+      onSome: Effect.succeed,
+      onNone: () => embeddedDatabase(config.process.dataDir).pipe(Effect.provide(base))
+    })
+    const database = databaseLayer({ url, applicationName: "svc-start" })
+    const migrate = Layer.effectDiscard(
+      Migrations.run.pipe(
+        Effect.tap((applied) =>
+          Effect.logInfo("migrations applied").pipe(Effect.annotateLogs({ count: applied.length }))
+        )
+      )
+    )
+    const ready = Layer.effectDiscard(
+      Effect.logInfo(`svc is ready at ${config.process.baseUrl}`).pipe(
+        Effect.annotateLogs({ url: config.process.baseUrl, dataDir: config.process.dataDir })
+      )
+    )
+    return ready.pipe(
+      Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive())),
+      Layer.provide(migrate),
+      Layer.provideMerge(database),
+      Layer.provide(base)
+    )
+  })
+)
+
+AllInOne.pipe(Layer.launch, NodeRuntime.runMain)

@@ -1,0 +1,2 @@
+/** What each process's main.ts starts from. Node-only. */
+export { processLayer, requireDatabaseUrl, startupConfig } from "./startup.js"

@@ -1,0 +1,22 @@
+/**
+ * `svc worker`: one worker replica of the production split. Any number may run against one
+ * database; they coordinate only through it.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { databaseLayer } from "@svc/core/db"
+import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { Effect, Layer } from "effect"
+import { WorkerLive } from "./worker.js"
+
+const WorkerProcess = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* startupConfig
+    const url = yield* requireDatabaseUrl(config, "worker")
+    return WorkerLive().pipe(
+      Layer.provide(databaseLayer({ url, applicationName: "svc-worker" })),
+      Layer.provide(processLayer(config))
+    )
+  })
+)
+
+WorkerProcess.pipe(Layer.launch, NodeRuntime.runMain)

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// The `svc` command: one entry point for every process of the service (DESIGN §3).
+// The packages must be built first (`npm run build`; `npm start` does it for you).
+const commands = {
+  start: ["@svc/api/start", "all-in-one development mode: embedded PostgreSQL unless DATABASE_URL, migrate, API + worker"],
+  migrate: ["@svc/api/migrate", "apply pending database migrations and exit"],
+  api: ["@svc/api/main", "serve the HTTP API (one replica)"],
+  worker: ["@svc/worker/main", "run the durable work engine (one replica)"],
+  "credential-service": ["@svc/credential-service/main", "run the credential service"]
+}
+
+const usage = () =>
+  [
+    "usage: svc <command>",
+    "",
+    ...Object.entries(commands).map(([name, [, help]]) => `  ${name.padEnd(20)} ${help}`),
+    "",
+    "Configuration is read from the environment; see README.md."
+  ].join("\n")
+
+const [command, ...rest] = process.argv.slice(2)
+if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+  console.log(usage())
+  process.exit(command === undefined ? 64 : 0)
+}
+const entry = commands[command]
+if (entry === undefined) {
+  console.error(`svc: unknown command "${command}"\n\n${usage()}`)
+  process.exit(64)
+}
+if (rest.length > 0) {
+  console.error(`svc ${command}: takes no arguments (configuration comes from the environment)`)
+  process.exit(64)
+}
+try {
+  await import(entry[0])
+} catch (error) {
+  if (error?.code === "ERR_MODULE_NOT_FOUND" && String(error.message).includes("/dist/")) {
+    console.error("svc: the packages are not built; run `npm run build` first")
+    process.exit(1)
+  }
+  throw error
+}
