@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Writes the OpenAPI 3.1.0 document of the service, generated from its HttpApi definition.
 // Usage: npm run openapi [-- <output path>]   (default: openapi.json in the repository root)
-import { openApiDocument, SvcApi } from "@svc/api"
+import { SvcApi } from "@svc/api"
+import { openApiDocument } from "@svc/core/http"
 import * as fs from "node:fs"
 import * as path from "node:path"
 

@@ -1,7 +1,6 @@
 import { HttpApi } from "@effect/platform"
 import { HealthApi } from "./health/api.js"
-import { withApiErrors } from "./http/apiErrors.js"
-import { documented } from "./http/documented.js"
+import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
 export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi))

@@ -2,7 +2,8 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { SvcApi } from "./api.js"
 import { HealthLive } from "./health/http.js"
-import { httpPipeline, listen, type ServerOptions } from "./server.js"
+import { httpPipeline } from "@svc/core/http"
+import { listen, type ServerOptions } from "./server.js"
 
 /** Every HTTP group of the service, wired. */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive)

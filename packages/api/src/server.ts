@@ -1,48 +1,12 @@
-import { HttpApi, HttpApiBuilder, HttpApiGroup, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
+import type { PipelineOptions } from "@svc/core/http"
 import { createServer } from "node:http"
-import { type FrameworkError, handleErrors } from "./http/errorHandling.js"
-import { BodyLimit, JsonBodyLive } from "./http/jsonBody.js"
-import { withRequestId } from "./http/requestId.js"
-import { makeRouteTable } from "./http/routeTable.js"
 
-export interface ServerOptions {
+export interface ServerOptions extends PipelineOptions {
   readonly host: string
   readonly port: number
-  /** Development serves the OpenAPI document at /openapi.json. */
-  readonly development: boolean
-  /** Body limit of create requests (SPEC 8 default 448 KiB). */
-  readonly maxBodyBytes: number
 }
 
-const OPENAPI_PATH = "/openapi.json"
-
-/**
- * The HTTP pipeline of DESIGN §4 around an HttpApi: request id, then the API-level error
- * handling, then routing, body checks and handlers. Generic in the API so tests can serve
- * extra groups through the very same pipeline.
- */
-export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, RG, EG>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>,
-  groups: Layer.Layer<HttpApiGroup.HttpApiGroup.ToService<Id, Groups>, EG, RG>,
-  options: Pick<ServerOptions, "development" | "maxBodyBytes">
-) => {
-  const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [])
-  const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
-  return HttpApiBuilder.serve(withRequestId).pipe(
-    Layer.provide(openApi),
-    // withApiErrors declares every FrameworkError on the API, so HttpApi can encode them.
-    Layer.provide(HttpApiBuilder.middleware(api as HttpApi.HttpApi<Id, Groups, E | FrameworkError, R>, handleErrors(routes))),
-    Layer.provide(HttpApiBuilder.api(api)),
-    Layer.provide(groups),
-    Layer.provide(JsonBodyLive),
-    Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes }))
-  )
-}
-
-/** Listens on host:port and logs the address. */
+/** Listens on host:port (TCP). */
 export const listen = (options: Pick<ServerOptions, "host" | "port">) =>
   NodeHttpServer.layer(createServer, { host: options.host, port: options.port })
-
-export const withLogAddress = HttpServer.withLogAddress

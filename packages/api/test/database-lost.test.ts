@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Migrations } from "@svc/core/db"
 import { scratchDir, startEmbeddedPostgres, type RunningPostgres } from "@svc/core/embedded-postgres"
-import { httpPipeline } from "@svc/api"
+import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import { pgClientLayer } from "../../../testing/database.js"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { httpPipeline } from "@svc/api"
+import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { call, LogCapture, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { httpPipeline, openApiDocument, SvcApi } from "@svc/api"
+import { SvcApi } from "@svc/api"
+import { httpPipeline, openApiDocument } from "@svc/core/http"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Layer } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"

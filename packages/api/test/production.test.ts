@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { HealthLive, httpPipeline, SvcApi } from "@svc/api"
+import { HealthLive, SvcApi } from "@svc/api"
+import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { call, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"

@@ -5,7 +5,7 @@
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { documented, JsonBody, withApiErrors } from "@svc/api"
+import { documented, JsonBody, withApiErrors } from "@svc/core/http"
 import { HealthApi } from "../../src/health/api.js"
 import { checkReadiness } from "../../src/health/readiness.js"
 import { BoundedInt, BoundedString, Envelope, RequestBody } from "@svc/core/schema"

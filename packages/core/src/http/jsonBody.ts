@@ -1,6 +1,6 @@
 import { FileSystem, HttpApiMiddleware, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
-import { ErrorWire, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "@svc/core/errors"
-import { Limits } from "@svc/core/schema"
+import { ErrorWire, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../errors/index.js"
+import { Limits } from "../schema/index.js"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { firstTooDeep } from "./jsonDepth.js"
 

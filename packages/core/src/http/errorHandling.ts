@@ -1,7 +1,7 @@
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpServerError } from "@effect/platform"
-import { causeIsDatabaseUnavailable } from "@svc/core/db"
+import { causeIsDatabaseUnavailable } from "../db/unavailable.js"
 import {
   DependencyUnavailable,
   ErrorClasses,
@@ -10,7 +10,7 @@ import {
   MethodNotAllowed,
   NotFound,
   detailsFromIssues
-} from "@svc/core/errors"
+} from "../errors/index.js"
 import { Cause, Effect } from "effect"
 import type { RouteTable } from "./routeTable.js"
 

@@ -1,4 +1,4 @@
-import { jsonPointer } from "@svc/core/errors"
+import { jsonPointer } from "../errors/index.js"
 
 /**
  * The JSON Pointer of the first value nested deeper than `maxDepth` containers, or undefined.

@@ -1,5 +1,5 @@
 import { HttpApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
+import { ErrorWire } from "../errors/index.js"
 
 /**
  * The errors any route can answer with, whatever its handler does: routing misses, request

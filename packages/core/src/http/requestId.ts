@@ -1,6 +1,6 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { ErrorStatus } from "@svc/core/errors"
-import { CurrentRequestId, RequestId } from "@svc/core/schema"
+import { ErrorStatus } from "../errors/index.js"
+import { CurrentRequestId, RequestId } from "../schema/index.js"
 import { Cause, Effect } from "effect"
 
 /**

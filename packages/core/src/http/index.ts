@@ -1,0 +1,13 @@
+/**
+ * The HTTP pipeline every server of the service shares (DESIGN §4): request ids, SPEC envelopes
+ * on every response, error mapping, JSON body checks, OpenAPI. @effect/platform only.
+ */
+export { withApiErrors } from "./apiErrors.js"
+export { API_TITLE, API_VERSION, documented } from "./documented.js"
+export { type FrameworkError, handleErrors } from "./errorHandling.js"
+export { BodyLimit, JsonBody, JsonBodyLive } from "./jsonBody.js"
+export { firstTooDeep } from "./jsonDepth.js"
+export { openApiDocument, refineDocument } from "./openapi.js"
+export { httpPipeline, type PipelineOptions } from "./pipeline.js"
+export { withRequestId } from "./requestId.js"
+export { makeRouteTable, type RouteTable } from "./routeTable.js"

@@ -1,0 +1,38 @@
+import { HttpApi, HttpApiBuilder, HttpApiGroup } from "@effect/platform"
+import { Layer } from "effect"
+import { type FrameworkError, handleErrors } from "./errorHandling.js"
+import { BodyLimit, JsonBodyLive } from "./jsonBody.js"
+import { withRequestId } from "./requestId.js"
+import { makeRouteTable } from "./routeTable.js"
+
+export interface PipelineOptions {
+  /** Development serves the OpenAPI document at /openapi.json. */
+  readonly development: boolean
+  /** Body limit of create requests (SPEC 8 default 448 KiB). */
+  readonly maxBodyBytes: number
+}
+
+const OPENAPI_PATH = "/openapi.json"
+
+/**
+ * The HTTP pipeline of DESIGN §4 around an HttpApi: request id, then the API-level error
+ * handling, then routing, body checks and handlers. Generic in the API, so every server of
+ * the service (and tests with extra groups) runs the very same pipeline. Needs an HttpServer.
+ */
+export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, RG, EG>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  groups: Layer.Layer<HttpApiGroup.HttpApiGroup.ToService<Id, Groups>, EG, RG>,
+  options: PipelineOptions
+) => {
+  const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [])
+  const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
+  return HttpApiBuilder.serve(withRequestId).pipe(
+    Layer.provide(openApi),
+    // withApiErrors declares every FrameworkError on the API, so HttpApi can encode them.
+    Layer.provide(HttpApiBuilder.middleware(api as HttpApi.HttpApi<Id, Groups, E | FrameworkError, R>, handleErrors(routes))),
+    Layer.provide(HttpApiBuilder.api(api)),
+    Layer.provide(groups),
+    Layer.provide(JsonBodyLive),
+    Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes }))
+  )
+}
