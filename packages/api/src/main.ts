@@ -19,4 +19,4 @@ const ApiProcess = Layer.unwrapEffect(
   })
 )
 
-ApiProcess.pipe(Layer.launch, NodeRuntime.runMain)
+ApiProcess.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true }))

@@ -20,4 +20,4 @@ const program = Effect.gen(function* () {
   )
 })
 
-NodeRuntime.runMain(program)
+NodeRuntime.runMain(program, { disablePrettyLogger: true })

@@ -28,9 +28,10 @@ const AllInOne = Layer.unwrapScoped(
         )
       )
     )
+    const listening = `http://${config.process.host}:${config.process.port}`
     const ready = Layer.effectDiscard(
-      Effect.logInfo(`svc is ready at ${config.process.baseUrl}`).pipe(
-        Effect.annotateLogs({ url: config.process.baseUrl, dataDir: config.process.dataDir })
+      Effect.logInfo(`svc is ready at ${listening}`).pipe(
+        Effect.annotateLogs({ url: listening, baseUrl: config.process.baseUrl, dataDir: config.process.dataDir })
       )
     )
     return ready.pipe(
@@ -42,4 +43,4 @@ const AllInOne = Layer.unwrapScoped(
   })
 )
 
-AllInOne.pipe(Layer.launch, NodeRuntime.runMain)
+AllInOne.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true }))

@@ -19,4 +19,4 @@ const WorkerProcess = Layer.unwrapEffect(
   })
 )
 
-WorkerProcess.pipe(Layer.launch, NodeRuntime.runMain)
+WorkerProcess.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true }))
