@@ -20,6 +20,7 @@ export const embeddedDatabase = (dataDir: string) =>
       (server) =>
         Effect.promise(() => server.stop()).pipe(Effect.zipRight(Effect.logInfo("embedded PostgreSQL stopped")))
     )
+    for (const notice of server.notices) yield* Effect.logWarning(notice)
     const url = yield* Effect.tryPromise({
       try: () => server.ensureDatabase("svc"),
       catch: (cause) =>

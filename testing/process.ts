@@ -1,0 +1,80 @@
+/**
+ * Real child processes for tests: `node scripts/svc.mjs <command>` with a chosen environment,
+ * its output collected line by line.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as net from "node:net"
+import * as path from "node:path"
+
+export const repositoryRoot = path.resolve(import.meta.dirname, "..")
+
+export interface SvcProcess {
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  readonly stop: (signal?: NodeJS.Signals) => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+/** The environment of a test process: only what is given, plus PATH and HOME. */
+export const svc = (command: string, env: Record<string, string>): SvcProcess => {
+  const child = spawn(process.execPath, [path.join(repositoryRoot, "scripts/svc.mjs"), command], {
+    cwd: repositoryRoot,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  const waiters = new Set<() => void>()
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString("utf8")
+    for (const wake of waiters) wake()
+  }
+  child.stdout!.on("data", collect)
+  child.stderr!.on("data", collect)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal }))
+  )
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(output)
+        if (match) {
+          waiters.delete(check)
+          clearTimeout(timer)
+          resolve(match[0])
+        }
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`timed out waiting for ${pattern} in:\n${output}`))
+      }, timeoutMs)
+      waiters.add(check)
+      void exited.then(() => {
+        if (waiters.has(check)) {
+          check()
+          if (waiters.has(check)) {
+            waiters.delete(check)
+            clearTimeout(timer)
+            reject(new Error(`process exited before ${pattern}:\n${output}`))
+          }
+        }
+      })
+      check()
+    })
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    return exited
+  }
+  return { child, output: () => output, waitFor, exited, stop }
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
