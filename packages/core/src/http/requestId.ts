@@ -14,6 +14,8 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
+    // The server's request span is the current span here: tag it so traces and logs join up.
+    yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = Date.now()
     return yield* app.pipe(
