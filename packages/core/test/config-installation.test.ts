@@ -114,14 +114,11 @@ describe("Installation configuration", () => {
     })).toEqual([
       `backends[0].configuration.adminKeyPath: is unexpected, expected: "workspaceId" | "apiKeyPath" | "credentialTtlSeconds"`
     ])
-    expect(problems({ features: {} })).toEqual([
-      `(root): is unexpected, expected: "drivers" | "backends" | "providers"`.replace("(root)", "features")
-    ])
+    expect(problems({ features: {} })).toEqual([`features: is unexpected, expected: "drivers" | "backends" | "providers"`])
   })
 
   it("rejects bad types and values with their JSON path and rule", () => {
-    expect(problems({ backends: {} })).toEqual([`backends: Expected ReadonlyArray<${""}`].map(() => expect.any(String)))
-    expect(problems({ backends: {} })[0]).toMatch(/^backends: Expected ReadonlyArray</)
+    expect(problems({ backends: {} })).toEqual([expect.stringMatching(/^backends: Expected ReadonlyArray</)])
     expect(problems({
       drivers: fullDrivers,
       backends: [

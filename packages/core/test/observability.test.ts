@@ -182,8 +182,19 @@ describe("secret scrubbing", () => {
         some: { _id: "Option", _tag: "Some", value: "x" },
         bytes: "[3 bytes]"
       })
-    expect(maskText("short ab", ["ab"])).toBe("short <redacted>")
+    expect(maskText("uses s3cr3t-value twice: s3cr3t-value", ["s3cr3t-value"])).toBe(
+      "uses <redacted> twice: <redacted>"
+    )
   })
+
+  it.live("ignores registered values too short to be secrets", () =>
+    Effect.gen(function*() {
+      const lines = yield* captureLogs(
+        Effect.log("status ok, id 12345").pipe(KnownSecrets.with(["ok", "12345"])),
+        loggerLayer(LogLevel.Info)
+      )
+      expect(parse(lines)[0]?.message).toBe("status ok, id 12345")
+    }))
 })
 
 describe("stdout", () => {

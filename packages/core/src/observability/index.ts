@@ -33,29 +33,31 @@ export const observabilityLayer = (
   return Layer.mergeAll(loggerLayer(settings.logLevel), tracing, KnownSecrets.layer(options?.secrets ?? []))
 }
 
+const databasePassword = (url: string): ReadonlyArray<string> => {
+  try {
+    const password = new URL(url).password
+    return password === "" ? [] : [password, decodeURIComponent(password)]
+  } catch {
+    return []
+  }
+}
+
+/** A secret variable of the environment and the text forms in which it could leak. */
+const secretVariable = (name: string, forms: (value: string) => ReadonlyArray<string>) =>
+  Config.option(Config.redacted(name)).pipe(
+    Config.map(Option.match({ onNone: () => [], onSome: (value) => forms(Redacted.value(value)) }))
+  )
+
 /**
- * Secrets that the environment holds directly: registered even before the full configuration
- * is loaded (a generated development secret is added by main.ts with `KnownSecrets.layer`).
+ * Secrets that the environment holds directly: masked even before the full configuration is
+ * loaded (main.ts adds the rest, e.g. generated development secrets, with `KnownSecrets.layer`).
  */
-const environmentSecrets: Config.Config<ReadonlyArray<string>> = Config.all(
-  ["SVC_AUTH_SECRET", "SVC_SECRET_KEY", "SVC_DEV_ADMIN_PASSWORD", "DATABASE_URL"].map((name) =>
-    Config.option(Config.redacted(name))
-  )
-).pipe(
-  Config.map((values) =>
-    values.flatMap((value, index) => {
-      if (Option.isNone(value)) return []
-      const text = Redacted.value(value.value)
-      if (index < 3) return [text]
-      try {
-        const password = new URL(text).password
-        return password === "" ? [] : [password, decodeURIComponent(password)]
-      } catch {
-        return []
-      }
-    })
-  )
-)
+const environmentSecrets: Config.Config<ReadonlyArray<string>> = Config.all([
+  secretVariable("SVC_AUTH_SECRET", (v) => [v]),
+  secretVariable("SVC_SECRET_KEY", (v) => [v]),
+  secretVariable("SVC_DEV_ADMIN_PASSWORD", (v) => [v]),
+  secretVariable("DATABASE_URL", databasePassword)
+]).pipe(Config.map((forms) => forms.flat()))
 
 /**
  * `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME` read with Effect
