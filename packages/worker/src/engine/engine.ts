@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
-import { makeAttemptRunner } from "./attempt.js"
+import { makeAttempt } from "./attempt.js"
 import { WORK_CHANNEL } from "./enqueue.js"
 import { WorkHandlers } from "./handlers.js"
 import { makeLeases } from "./leases.js"
@@ -24,9 +24,9 @@ const make = (input: WorkEngineOptions | undefined) =>
     const pg = yield* PgClient.PgClient
     const registry = yield* WorkHandlers
     const leases = makeLeases(sql, options.workerId, options.leaseDuration)
-    const outcomes = makeOutcomes(sql, options.workerId)
+    const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
-    const runAttempt = makeAttemptRunner({ options, leases, outcomes, registry })
+    const attempt = makeAttempt({ options, leases, outcomes, registry })
 
     // Wake an idle slot as soon as an item of a kind we run is committed.
     yield* pg.listen(WORK_CHANNEL).pipe(
@@ -61,7 +61,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     // while the others are releasing.
     yield* Effect.all(
       Array.from({ length: options.concurrency }, (_, slot) =>
-        runSlot({ options, leases, registry, wakeup, runAttempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
+        runSlot({ options, leases, registry, wakeup, attempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
       ),
       { concurrency: "unbounded", discard: true }
     ).pipe(annotate, Effect.interruptible, Effect.forkScoped)

@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Option, Schema } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
@@ -27,12 +27,39 @@ const ClaimedRow = Schema.Struct({
   deadline_at: Schema.DateFromSelf,
   created_at: Schema.DateFromSelf
 })
-const decodeClaimed = Schema.decodeUnknown(ClaimedRow)
+const decodeClaimedRow = Schema.decodeUnknown(ClaimedRow)
+
+/** Decodes the `claimed` columns of a row; a null `id` means nothing was claimed. */
+export const decodeClaimed = (row: { readonly id?: unknown } | undefined): Effect.Effect<Option.Option<ClaimedItem>> =>
+  row === undefined || row.id === null || row.id === undefined
+    ? Effect.succeedNone
+    : decodeClaimedRow(row).pipe(
+        Effect.orDie,
+        Effect.map(
+          (r): ClaimedItem => ({
+            id: r.id,
+            kind: r.kind,
+            key: r.key,
+            payload: r.payload,
+            attempt: r.attempt_count,
+            scheduledAt: r.next_attempt_at,
+            claimedAt: r.claimed_at,
+            deadlineAt: r.deadline_at,
+            createdAt: r.created_at
+          })
+        ),
+        Effect.asSome
+      )
 
 const REAP_BATCH = 100
 
 export interface Leases {
-  /** Claims the oldest due item of one of `kinds`, skipping items other workers are claiming. */
+  /**
+   * The CTEs `due` and `claimed` that claim the oldest due item of one of `kinds`, skipping
+   * items other workers are claiming; for statements that do more in the same round trip.
+   */
+  readonly claimCtes: (kinds: ReadonlyArray<string>) => Statement.Fragment
+  /** Claims the oldest due item of one of `kinds`. */
   readonly claim: (kinds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ClaimedItem>, SqlError>
   /** Extends the lease; false when this worker no longer holds it. */
   readonly renew: (item: ClaimedItem) => Effect.Effect<boolean, SqlError>
@@ -55,46 +82,29 @@ export const makeLeases = (
   const fence = (item: ClaimedItem) =>
     sql`id = ${item.id} AND state = 'running' AND lease_owner = ${workerId} AND attempt_count = ${item.attempt}`
 
-  const claim = (kinds: ReadonlyArray<string>) =>
+  const claimCtes = (kinds: ReadonlyArray<string>) =>
     sql`
-      WITH due AS (
+      due AS (
         SELECT id FROM work_items
         WHERE state = 'queued' AND next_attempt_at <= now() AND deadline_at > now()
           AND kind IN ${sql.in(kinds)}
         ORDER BY next_attempt_at
         LIMIT 1
         FOR UPDATE SKIP LOCKED
+      ),
+      claimed AS (
+        UPDATE work_items AS w
+        SET state = 'running', lease_owner = ${workerId},
+            lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
+            attempt_count = w.attempt_count + 1, updated_at = now()
+        FROM due WHERE w.id = due.id
+        RETURNING w.id, w.kind, w.key, w.payload, w.attempt_count, w.next_attempt_at, w.deadline_at,
+                  w.created_at, now() AS claimed_at
       )
-      UPDATE work_items AS w
-      SET state = 'running', lease_owner = ${workerId},
-          lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-          attempt_count = w.attempt_count + 1, updated_at = now()
-      FROM due WHERE w.id = due.id
-      RETURNING w.id, w.kind, w.key, w.payload, w.attempt_count, w.next_attempt_at, w.deadline_at,
-                w.created_at, now() AS claimed_at
-    `.pipe(
-      Effect.flatMap((rows) =>
-        rows.length === 0
-          ? Effect.succeedNone
-          : decodeClaimed(rows[0]).pipe(
-              Effect.orDie,
-              Effect.map(
-                (row): ClaimedItem => ({
-                  id: row.id,
-                  kind: row.kind,
-                  key: row.key,
-                  payload: row.payload,
-                  attempt: row.attempt_count,
-                  scheduledAt: row.next_attempt_at,
-                  claimedAt: row.claimed_at,
-                  deadlineAt: row.deadline_at,
-                  createdAt: row.created_at
-                })
-              ),
-              Effect.asSome
-            )
-      )
-    )
+    `
+
+  const claim = (kinds: ReadonlyArray<string>) =>
+    sql`WITH ${claimCtes(kinds)} SELECT * FROM claimed`.pipe(Effect.flatMap((rows) => decodeClaimed(rows[0])))
 
   const renew = (item: ClaimedItem) =>
     sql`
@@ -166,6 +176,7 @@ export const makeLeases = (
     }).pipe(Effect.map((state) => state.total))
 
   return {
+    claimCtes,
     claim,
     renew,
     release,

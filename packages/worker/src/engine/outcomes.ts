@@ -1,8 +1,8 @@
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, type Option } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
-import type { ClaimedItem } from "./leases.js"
+import { type ClaimedItem, decodeClaimed, type Leases } from "./leases.js"
 import type { WorkState } from "./item.js"
 
 /** What a recorded outcome did; `fenced` when this worker no longer held the lease. */
@@ -10,6 +10,14 @@ export type Recorded = { readonly _tag: "Recorded"; readonly state: WorkState } 
 
 export interface Outcomes {
   readonly succeed: (item: ClaimedItem) => Effect.Effect<Recorded, SqlError>
+  /**
+   * Records the success and claims the next due item of `kinds` in one statement: a busy worker
+   * makes one round trip per item.
+   */
+  readonly succeedAndClaim: (
+    item: ClaimedItem,
+    kinds: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly recorded: Recorded; readonly next: Option.Option<ClaimedItem> }, SqlError>
   /**
    * Queues the item again after `delay`, recording the failure; when the retry would be due at or
    * after the deadline the item fails now with `DEADLINE_EXCEEDED`.
@@ -33,19 +41,35 @@ const recorded = (rows: ReadonlyArray<{ readonly state: WorkState }>): Recorded 
  * Every transition checks the fencing token (`lease_owner` and `attempt_count`), so a worker
  * that lost its lease cannot overwrite the result of the worker that took the item over.
  */
-export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string): Outcomes => {
+export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string, leases: Leases): Outcomes => {
   const fence = (item: ClaimedItem) =>
     sql`w.id = ${item.id} AND w.state = 'running' AND w.lease_owner = ${workerId} AND w.attempt_count = ${item.attempt}`
 
-  const succeed = (item: ClaimedItem) =>
-    sql<{ readonly state: WorkState }>`
-      UPDATE work_items AS w
-      SET state = 'succeeded', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-          last_attempt_at = now(), last_attempt_code = ${WorkCodes.SUCCEEDED},
-          last_attempt_message = ${WorkMessages.SUCCEEDED}, updated_at = now()
-      WHERE ${fence(item)}
-      RETURNING w.state
-    `.pipe(Effect.map(recorded))
+  const succeeded = (item: ClaimedItem) => sql<{ readonly state: WorkState }>`
+    UPDATE work_items AS w
+    SET state = 'succeeded', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+        last_attempt_at = now(), last_attempt_code = ${WorkCodes.SUCCEEDED},
+        last_attempt_message = ${WorkMessages.SUCCEEDED}, updated_at = now()
+    WHERE ${fence(item)}
+    RETURNING w.state
+  `
+
+  const succeed = (item: ClaimedItem) => succeeded(item).pipe(Effect.map(recorded))
+
+  // The claim's snapshot still sees the finished item as running, so it cannot claim it again.
+  const succeedAndClaim = (item: ClaimedItem, kinds: ReadonlyArray<string>) =>
+    sql<{ readonly finished: number; readonly id: string | null }>`
+      WITH finished AS (${succeeded(item)}), ${leases.claimCtes(kinds)}
+      SELECT (SELECT count(*) FROM finished)::int AS finished, claimed.*
+      FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+    `.pipe(
+      Effect.flatMap((rows) =>
+        Effect.map(decodeClaimed(rows[0]), (next) => ({
+          recorded: recorded(rows[0]!.finished > 0 ? [{ state: "succeeded" }] : []),
+          next
+        }))
+      )
+    )
 
   const retry = (
     item: ClaimedItem,
@@ -79,5 +103,5 @@ export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string): Outcom
       RETURNING w.state
     `.pipe(Effect.map(recorded))
 
-  return { succeed, retry, fail }
+  return { succeed, succeedAndClaim, retry, fail }
 }

@@ -1,4 +1,5 @@
-import { Duration, Effect, Exit, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
+import type { Restore } from "./attempt.js"
 import type { WorkHandlersRegistry } from "./handlers.js"
 import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
@@ -9,49 +10,23 @@ export interface SlotDeps {
   readonly leases: Leases
   readonly registry: WorkHandlersRegistry
   readonly wakeup: Wakeup
-  readonly runAttempt: (item: ClaimedItem) => Effect.Effect<void>
+  readonly attempt: (item: ClaimedItem, restore: Restore) => Effect.Effect<Option.Option<ClaimedItem>>
 }
 
 /** The shortest idle wait, for items that are due but being claimed by someone else right now. */
 const MIN_WAIT = Duration.millis(25)
 
-/**
- * One claim-run-record cycle. The claim is uninterruptible (acquire), so an interruption never
- * leaves a claimed item behind: when the attempt does not finish (shutdown), the lease is
- * released, putting the item back to `queued` without counting a failure.
- */
-const cycle = (deps: SlotDeps): Effect.Effect<boolean> =>
-  Effect.gen(function* () {
-    const kinds = yield* deps.registry.kinds
-    if (kinds.length === 0) return false
-    return yield* Effect.acquireUseRelease(
-      deps.leases.claim(kinds),
-      Option.match({
-        onNone: () => Effect.succeed(false),
-        onSome: (item) =>
-          // More may be due: let one idle slot look too.
-          Effect.flatMap(deps.wakeup.idle, (idle) => (idle > 0 ? deps.wakeup.signal(1) : Effect.void)).pipe(
-            Effect.zipRight(deps.runAttempt(item)),
-            Effect.as(true)
-          )
-      }),
-      (claimed, exit) =>
-        Option.isSome(claimed) && Exit.isFailure(exit)
-          ? deps.leases.release(claimed.value).pipe(
-              Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
-              Effect.annotateLogs({ workId: claimed.value.id, workKind: claimed.value.kind }),
-              Effect.catchAll((error) =>
-                Effect.logWarning("work lease release failed; it will expire instead", error)
-              )
-            )
-          : Effect.void
-    )
-  }).pipe(
-    // A database error (or a bug) must not end the slot: log it and wait as if idle. (An
-    // interruption from outside is not caught: the slot stops.)
-    Effect.catchAllCause((cause) => Effect.logWarning("work claim failed", cause).pipe(Effect.as(false)))
+/** Claims one due item; a database error is logged and treated as "nothing to do". */
+const claim = (deps: SlotDeps): Effect.Effect<Option.Option<ClaimedItem>> =>
+  Effect.flatMap(deps.registry.kinds, (kinds) =>
+    kinds.length === 0
+      ? Effect.succeedNone
+      : deps.leases.claim(kinds).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logWarning("work claim failed", error), Option.none()))
+        )
   )
 
+/** Waits for a notification, the next due item (as far as this worker can tell), or the poll interval. */
 const idle = (deps: SlotDeps): Effect.Effect<void> =>
   Effect.gen(function* () {
     const kinds = yield* deps.registry.kinds
@@ -64,9 +39,35 @@ const idle = (deps: SlotDeps): Effect.Effect<void> =>
     yield* deps.wakeup.wait(timeout)
   })
 
-/** A worker slot: claims and runs items one at a time until interrupted. */
+/**
+ * A worker slot: claims and runs items one at a time until interrupted. The loop is
+ * uninterruptible except while idle and while a handler runs, so an interruption (shutdown)
+ * never strands a claimed item: a running one has its lease released, and a claim or an outcome
+ * being written completes first.
+ */
+const loop = (deps: SlotDeps): Effect.Effect<never> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      let next = Option.none<ClaimedItem>()
+      for (;;) {
+        if (Option.isNone(next)) {
+          next = yield* claim(deps)
+          if (Option.isNone(next)) {
+            yield* restore(idle(deps))
+            continue
+          }
+        }
+        // More may be due: let one idle slot look too.
+        if ((yield* deps.wakeup.idle) > 0) yield* deps.wakeup.signal(1)
+        next = yield* deps.attempt(next.value, restore)
+      }
+    })
+  )
+
+/** Runs a slot; a defect (a bug) is logged and the slot starts over instead of dying. */
 export const runSlot = (deps: SlotDeps): Effect.Effect<never> =>
-  cycle(deps).pipe(
-    Effect.flatMap((worked) => (worked ? Effect.void : idle(deps))),
+  loop(deps).pipe(
+    Effect.catchAllCause((cause) => Effect.logError("work slot failed; restarting it", cause)),
+    Effect.zipRight(Effect.sleep(deps.options.pollInterval)),
     Effect.forever
   )
