@@ -7,7 +7,8 @@ import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer, Migrations } from "@svc/core/db"
 import { processLayer, startupConfig } from "@svc/core/runtime"
 import { WorkerLive } from "@svc/worker"
-import { Effect, Layer, Option } from "effect"
+import { KnownSecrets } from "@svc/core/observability"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
 import { serverOptions } from "./serverOptions.js"
@@ -20,6 +21,8 @@ const AllInOne = Layer.unwrapScoped(
       onSome: Effect.succeed,
       onNone: () => embeddedDatabase(config.process.dataDir).pipe(Effect.provide(base))
     })
+    // The embedded server's generated password is a secret like any configured one.
+    const masked = Layer.merge(base, KnownSecrets.layer([new URL(Redacted.value(url)).password]))
     const database = databaseLayer({ url, applicationName: "svc-start" })
     const migrate = Layer.effectDiscard(
       Migrations.run.pipe(
@@ -38,7 +41,7 @@ const AllInOne = Layer.unwrapScoped(
       Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive())),
       Layer.provide(migrate),
       Layer.provideMerge(database),
-      Layer.provide(base)
+      Layer.provide(masked)
     )
   })
 )

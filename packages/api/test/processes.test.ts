@@ -56,6 +56,8 @@ describe("npm start (all-in-one development mode)", () => {
     // Secrets from the configuration never reach the logs.
     expect(output).not.toContain(AUTH_SECRET)
     expect(output).not.toContain(ADMIN_PASSWORD)
+    const embeddedPassword = fs.readFileSync(path.join(dataDir, "postgres", "pg-password"), "utf8").trim()
+    expect(output).not.toContain(embeddedPassword)
     expect(fs.existsSync(path.join(dataDir, "postgres", "pg", "postmaster.pid"))).toBe(false)
 
     // A second start reuses the same cluster and data, with nothing new to migrate.

@@ -168,6 +168,12 @@ describe("ProcessConfig", () => {
     expect(settingsOf({ ...PRODUCTION, SVC_BASE_URL: "http://127.0.0.1:8080" }).baseUrl).toBe("http://127.0.0.1:8080")
   })
 
+  it("defaults SVC_BASE_URL to the listen address", () => {
+    expect(settingsOf({}).baseUrl).toBe("http://127.0.0.1:8080")
+    expect(settingsOf({ SVC_HOST: "0.0.0.0", SVC_PORT: "9000" }).baseUrl).toBe("http://0.0.0.0:9000")
+    expect(settingsOf({ SVC_HOST: "::1", SVC_PORT: "9000" }).baseUrl).toBe("http://[::1]:9000")
+  })
+
   it("requires the two bootstrap outputs to be distinct siblings", () => {
     expect(
       problemsOf({ SVC_BOOTSTRAP_KEY_PATH: "/run/a/key.json", SVC_BOOTSTRAP_PASSWORD_PATH: "/run/b/password" })

