@@ -3,8 +3,9 @@
  * its output collected line by line.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import * as net from "node:net"
 import * as path from "node:path"
+
+export { freePort } from "@svc/core/embedded-postgres"
 
 export const repositoryRoot = path.resolve(import.meta.dirname, "..")
 
@@ -67,14 +68,3 @@ export const svc = (command: string, env: Record<string, string>): SvcProcess =>
   }
   return { child, output: () => output, waitFor, exited, stop }
 }
-
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })

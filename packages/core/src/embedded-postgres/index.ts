@@ -4,6 +4,7 @@
  */
 export {
   EmbeddedPostgresError,
+  freePort,
   type EmbeddedPostgresOptions,
   type RunningPostgres,
   scratchDir,

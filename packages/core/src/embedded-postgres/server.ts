@@ -53,7 +53,8 @@ const stopOnExit = (dataDir: string): (() => void) => {
   return () => process.off("exit", onExit)
 }
 
-const freePort = (): Promise<number> =>
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer()
     server.once("error", reject)
