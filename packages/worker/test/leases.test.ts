@@ -81,7 +81,7 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("leases", (i
       const options = {
         concurrency: 1,
         pollInterval: "200 millis",
-        leaseDuration: "1500 millis",
+        leaseDuration: "2 seconds",
         leaseRenewInterval: "300 millis",
         reapInterval: "200 millis"
       } as const
