@@ -149,7 +149,12 @@ const ours = {
       concurrency,
       pollInterval: "2 seconds",
       leaseDuration: "30 seconds"
-    }).pipe(Layer.provide(NoopHandler), Layer.provide(WorkHandlers.layer), Layer.provide(pgLayer(url)))
+    }).pipe(
+      Layer.provide(NoopHandler),
+      Layer.provide(WorkHandlers.layer),
+      Layer.provide(pgLayer(url)),
+      Layer.provide(quiet)
+    )
     const runtime = ManagedRuntime.make(layer)
     await runtime.runtime()
     return () => runtime.dispose()
