@@ -1,12 +1,16 @@
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { SvcApi } from "./api.js"
+import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { httpPipeline } from "@svc/core/http"
 import { listen, type ServerOptions } from "./server.js"
 
-/** Every HTTP group of the service, wired. */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive)
+/**
+ * Every HTTP group of the service, wired, with the authentication middleware they share.
+ * Needs an SqlClient and the AuthSettings.
+ */
+export const ApiGroupsLive = Layer.mergeAll(HealthLive).pipe(Layer.provideMerge(AuthenticationLive))
 
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(
@@ -15,4 +19,7 @@ const logListening = Layer.effectDiscard(
 
 /** The API server of the service: needs an SqlClient. */
 export const ApiServerLive = (options: ServerOptions) =>
-  Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(Layer.provide(listen(options)))
+  Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(
+    Layer.provide(listen(options)),
+    Layer.provide(Layer.succeed(AuthSettings, options.auth))
+  )

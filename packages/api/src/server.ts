@@ -1,10 +1,12 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import type { PipelineOptions } from "@svc/core/http"
 import { createServer } from "node:http"
+import type { AuthSettingsShape } from "./auth/settings.js"
 
 export interface ServerOptions extends PipelineOptions {
   readonly host: string
   readonly port: number
+  readonly auth: AuthSettingsShape
 }
 
 /** Listens on host:port (TCP). */

@@ -1,4 +1,5 @@
 import type { StartupConfig } from "@svc/core/config"
+import { AuthSettings } from "./auth/settings.js"
 import type { ServerOptions } from "./server.js"
 
 /** The HTTP server settings of a process, from its configuration. */
@@ -6,5 +7,6 @@ export const serverOptions = ({ process }: StartupConfig): ServerOptions => ({
   host: process.host,
   port: process.port,
   development: process.env === "development",
-  maxBodyBytes: process.maxBodyBytes
+  maxBodyBytes: process.maxBodyBytes,
+  auth: AuthSettings.from({ baseUrl: process.baseUrl, production: process.env === "production" })
 })

@@ -1,5 +1,6 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { syncBuiltinRoles } from "../iam/builtinRolesSync.js"
 import { migrations } from "./migrations/index.js"
 
 const MIGRATIONS_TABLE = "svc_migrations"
@@ -15,7 +16,11 @@ export const latestMigrationId: number = Math.max(
  * Applies pending migrations in one transaction. The Migrator takes an exclusive lock on its
  * table, so replicas starting at once apply each migration exactly once.
  */
-export const run = Migrator.make({})({ loader, table: MIGRATIONS_TABLE }).pipe(Effect.withSpan("Migrations.run"))
+export const run = Migrator.make({})({ loader, table: MIGRATIONS_TABLE }).pipe(
+  // Built-in Roles are defined by code, so every build writes its own definition.
+  Effect.tap(() => syncBuiltinRoles),
+  Effect.withSpan("Migrations.run")
+)
 
 /** True when every migration of this build has been applied (readiness). */
 export const isCurrent = Effect.gen(function* () {

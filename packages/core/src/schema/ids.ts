@@ -20,7 +20,12 @@ export const IdPrefixes = {
   preset: "pre",
   principal: "prn",
   serviceKey: "key",
-  work: "wrk"
+  work: "wrk",
+  installation: "inst",
+  user: "usr",
+  method: "mth",
+  session: "ses",
+  restriction: "rst"
 } as const
 
 export type IdKind = keyof typeof IdPrefixes
@@ -77,6 +82,18 @@ export const ServiceKeyId = makeId(IdPrefixes.serviceKey, "ServiceKeyId")
 export type ServiceKeyId = typeof ServiceKeyId.Type
 export const WorkId = makeId(IdPrefixes.work, "WorkId")
 export type WorkId = typeof WorkId.Type
+export const InstallationId = makeId(IdPrefixes.installation, "InstallationId")
+export type InstallationId = typeof InstallationId.Type
+/** A human account's id (`userId` in SPEC 4.1). */
+export const UserId = makeId(IdPrefixes.user, "UserId")
+export type UserId = typeof UserId.Type
+/** A sign-in method of an account (password or an external identity). */
+export const MethodId = makeId(IdPrefixes.method, "MethodId")
+export type MethodId = typeof MethodId.Type
+export const SessionId = makeId(IdPrefixes.session, "SessionId")
+export type SessionId = typeof SessionId.Type
+export const RestrictionId = makeId(IdPrefixes.restriction, "RestrictionId")
+export type RestrictionId = typeof RestrictionId.Type
 
 /** Every identifier schema, by kind: one place to check that each prefix is covered. */
 export const Ids = {
@@ -94,5 +111,10 @@ export const Ids = {
   preset: PresetId,
   principal: PrincipalId,
   serviceKey: ServiceKeyId,
-  work: WorkId
+  work: WorkId,
+  installation: InstallationId,
+  user: UserId,
+  method: MethodId,
+  session: SessionId,
+  restriction: RestrictionId
 } as const satisfies Record<IdKind, { readonly prefix: string }>

@@ -1,11 +1,13 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "@effect/sql"
 import m0001 from "./0001_work_items.js"
+import m0002 from "./0002_identity.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
  * is `<id>_<name>` as the Migrator expects.
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_work_items": m0001
+  "0001_work_items": m0001,
+  "0002_identity": m0002
 }

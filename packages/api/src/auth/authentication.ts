@@ -1,0 +1,79 @@
+import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { DependencyUnavailable, ErrorWire, Forbidden, Unauthenticated } from "@svc/core/errors"
+import { type Caller, CurrentCaller } from "@svc/core/iam"
+import { Effect, Layer, Option, Schema } from "effect"
+import { resolveServiceKey, resolveSession } from "./credentials.js"
+import { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
+import { AuthSettings } from "./settings.js"
+
+/**
+ * The one authentication middleware of every protected route (SPEC 5.1-5.3, 5.9). It provides
+ * the `CurrentCaller`; handlers then authorize the exact resource.
+ */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  provides: CurrentCaller,
+  failure: Schema.Union(ErrorWire.UNAUTHENTICATED, ErrorWire.FORBIDDEN, ErrorWire.DEPENDENCY_UNAVAILABLE)
+}) {}
+
+const unauthenticated = (message = "Authentication is required.") => new Unauthenticated({ message })
+
+/** A `x-svc-session-key` narrows a request to one session; anything else about it is a 401. */
+const checkSessionKey = (header: string | undefined, caller: Caller): Effect.Effect<void, Unauthenticated> => {
+  if (header === undefined) return Effect.void
+  const matches = caller.credential._tag === "Session" && !header.includes(",") && header === caller.credential.sessionKey
+  return matches ? Effect.void : Effect.fail(unauthenticated("The session key does not match this session."))
+}
+
+export const authenticate: Effect.Effect<
+  Caller,
+  Unauthenticated | Forbidden | DependencyUnavailable,
+  HttpServerRequest.HttpServerRequest | SqlClient.SqlClient | AuthSettings
+> = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const settings = yield* AuthSettings
+  const headers = request.headers
+  // Bearer (or any) Authorization credentials are not accepted, alone or beside a cookie.
+  if (headers["authorization"] !== undefined) {
+    return yield* unauthenticated("Authorization headers are not accepted; use a session or x-api-key.")
+  }
+  const apiKey = headers["x-api-key"]
+  if (apiKey !== undefined) {
+    // A supplied key wins over a cookie, and an invalid key never falls back to it.
+    const resolved = yield* resolveServiceKey(apiKey)
+    if (Option.isNone(resolved)) return yield* unauthenticated("The service key is invalid, expired or revoked.")
+    if (resolved.value === "scope-changed") {
+      return yield* new Forbidden({ message: "The key's principal changed scope; issue a new key." })
+    }
+    return resolved.value
+  }
+  const token = request.cookies[settings.cookieName]
+  if (token === undefined || token.length === 0) return yield* unauthenticated()
+  const session = yield* resolveSession(token)
+  if (Option.isNone(session)) return yield* unauthenticated("The session is invalid, expired or revoked.")
+  yield* checkSessionKey(headers["x-svc-session-key"], session.value)
+  if (!isSafeMethod(request.method) && !isTrustedBrowserMutation(headers, settings.trustedOrigin)) {
+    return yield* new Forbidden({ message: "The request's Origin is not trusted." })
+  }
+  return session.value
+}).pipe(
+  Effect.catchTag("SqlError", (error) =>
+    Effect.zipRight(
+      Effect.logWarning("authentication could not reach the database", error),
+      Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." }))
+    )
+  ),
+  Effect.withSpan("Auth.authenticate")
+)
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const settings = yield* AuthSettings
+    return authenticate.pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(AuthSettings, settings)
+    )
+  })
+)

@@ -1,0 +1,54 @@
+import { SqlClient } from "@effect/sql"
+import { recordAudit } from "@svc/core/audit"
+import { DependencyUnavailable, Forbidden, NotFound } from "@svc/core/errors"
+import { CurrentCaller, decide, namespaceOf, type Permission, permission, type ResourceRef } from "@svc/core/iam"
+import { Effect } from "effect"
+
+export type AuthorizationError = Forbidden | NotFound | DependencyUnavailable
+
+const readPermissionOf = (resource: ResourceRef): Permission => permission(resource.kind, "read")
+
+/**
+ * The exact-resource authorization of every protected handler (DESIGN §6, SPEC 5.9):
+ * - allowed: continue;
+ * - the resource is in a Namespace outside the caller's scope: 403 (the same answer whether or
+ *   not it exists, so nothing leaks);
+ * - the caller may not even read it: 404, never a hint that it exists;
+ * - it may read it but lacks the exact permission (or a Restriction matches): 403.
+ * Every denial is audited. Policy is read from the database on every call; if it cannot be,
+ * the request fails closed with 503.
+ */
+export const authorize = (
+  required: Permission,
+  resource: ResourceRef
+): Effect.Effect<void, AuthorizationError, CurrentCaller | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const caller = yield* CurrentCaller
+    const decision = yield* decide(caller, required, resource)
+    if (decision._tag === "Allowed") return
+    const hidden = decision.reason !== "out-of-scope" &&
+      resource.kind !== "installation" &&
+      required !== readPermissionOf(resource) &&
+      (yield* decide(caller, readPermissionOf(resource), resource))._tag !== "Allowed"
+    const notReadable = hidden || (decision.reason !== "out-of-scope" && resource.kind !== "installation" &&
+      required === readPermissionOf(resource))
+    yield* recordAudit({
+      kind: "authorization.denied",
+      outcome: "denied",
+      actorPrincipalId: caller.principalId,
+      namespaceId: namespaceOf(resource),
+      resource: resource.kind === "installation" ? { kind: "installation", id: "installation" } : { kind: resource.kind, id: resource.id },
+      details: { permission: required, reason: decision.reason }
+    })
+    return yield* (notReadable
+      ? new NotFound({ message: "The resource does not exist." })
+      : new Forbidden({ message: `The caller lacks ${required} on this resource.` }))
+  }).pipe(
+    Effect.catchTag("SqlError", (error) =>
+      Effect.zipRight(
+        Effect.logWarning("authorization could not reach the database", error),
+        Effect.fail(new DependencyUnavailable({ message: "Authorization is unavailable; retry later." }))
+      )
+    ),
+    Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind } })
+  )

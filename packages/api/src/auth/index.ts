@@ -1,0 +1,5 @@
+export { authenticate, Authentication, AuthenticationLive } from "./authentication.js"
+export { type AuthorizationError, authorize } from "./authorize.js"
+export { resolveServiceKey, resolveSession } from "./credentials.js"
+export { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
+export { AuthSettings, type AuthSettingsShape } from "./settings.js"

@@ -1,0 +1,7 @@
+export * from "./builtinRoles.js"
+export { syncBuiltinRoles } from "./builtinRolesSync.js"
+export * from "./caller.js"
+export { type Decision, decide, visibleTo } from "./decision.js"
+export * from "./permissions.js"
+export * from "./resource.js"
+export { digestOf, newOpaqueId, newToken } from "./tokens.js"
