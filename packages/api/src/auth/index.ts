@@ -3,3 +3,13 @@ export { type AuthorizationError, authorize } from "./authorize.js"
 export { resolveServiceKey, resolveSession } from "./credentials.js"
 export { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
 export { AuthSettings, type AuthSettingsShape } from "./settings.js"
+export { DECOY_HASH, hashPassword, verifyPassword } from "./passwords.js"
+export {
+  clearSessionCookie,
+  issueSession,
+  type IssuedSession,
+  revokeAccountSessions,
+  revokeSession,
+  SESSION_TTL,
+  setSessionCookie
+} from "./sessions.js"
