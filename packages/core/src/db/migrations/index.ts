@@ -2,6 +2,7 @@ import type { Effect } from "effect"
 import type { SqlClient } from "@effect/sql"
 import m0001 from "./0001_work_items.js"
 import m0002 from "./0002_identity.js"
+import m0003 from "./0003_sign_in_failures.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -9,5 +10,6 @@ import m0002 from "./0002_identity.js"
  */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_work_items": m0001,
-  "0002_identity": m0002
+  "0002_identity": m0002,
+  "0003_sign_in_failures": m0003
 }
