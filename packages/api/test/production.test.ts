@@ -1,12 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { HealthLive, SvcApi } from "@svc/api"
+import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { call, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
 
 // A file of its own: HttpApi's router layer is memoized per test file.
-const app = serveForTest(httpPipeline(SvcApi, HealthLive, { development: false, maxBodyBytes: 448 * 1024 })).pipe(
+// Every group of the API (the skeleton's paths are checked among them).
+const groups = ApiGroupsLive.pipe(
+  Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
+  Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig))
+)
+
+const app = serveForTest(httpPipeline(SvcApi, groups, { development: false, maxBodyBytes: 448 * 1024 })).pipe(
   Layer.provide(migratedDatabaseLayer)
 )
 

@@ -4,3 +4,4 @@
 export * from "./engine/index.js"
 export { ReconcilersLive } from "./reconcilers.js"
 export { WorkerLive } from "./worker.js"
+export { WorkOutboxLive } from "./outbox.js"

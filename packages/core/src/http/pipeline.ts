@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiBuilder, HttpApiGroup } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiGroup, HttpRouter } from "@effect/platform"
 import { Layer } from "effect"
 import { type FrameworkError, handleErrors } from "./errorHandling.js"
 import { BodyLimit, JsonBodyLive } from "./jsonBody.js"
@@ -13,6 +13,13 @@ export interface PipelineOptions {
 }
 
 const OPENAPI_PATH = "/openapi.json"
+
+/**
+ * Path parameters of SPEC 4 are up to 200 characters (`workId`, `userId`, `keyId`); the router's
+ * default limit (100) would turn longer ones into a routing miss instead of reaching the
+ * endpoint's own validation.
+ */
+const MAX_PATH_PARAMETER = 1024
 
 /**
  * The HTTP pipeline of DESIGN §4 around an HttpApi: request id, then the API-level error
@@ -33,6 +40,7 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
     Layer.provide(HttpApiBuilder.api(api)),
     Layer.provide(groups),
     Layer.provide(JsonBodyLive),
-    Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes }))
+    Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes })),
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER }))
   )
 }

@@ -1,0 +1,403 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
+import { httpPipeline } from "@svc/core/http"
+import { BuiltinRoles, digestOf } from "@svc/core/iam"
+import { PrincipalId, RoleId } from "@svc/core/schema"
+import { Effect, Layer } from "effect"
+import { migratedDatabaseLayer } from "../../../testing/database.js"
+import {
+  bindInstallationAdmin,
+  bindRole,
+  createAccount,
+  createNamespaceRow,
+  createServicePrincipal,
+  insertServiceKey,
+  signedInSession
+} from "../../../testing/identity.js"
+import { call, LogCapture, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
+
+const ORIGIN = "http://127.0.0.1:8080"
+const settings = AuthSettings.from({ baseUrl: ORIGIN, production: false })
+
+const app = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+  Layer.provide(Layer.succeed(AuthSettings, settings)),
+  // Other groups of the API read the Installation configuration.
+  Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
+  Layer.provideMerge(LogCapture.layer),
+  Layer.provideMerge(migratedDatabaseLayer)
+)
+
+type Result = Awaited<ReturnType<typeof call>>
+
+/** Every response text of this file, for the scan that keys appear only where they must. */
+const responses: Array<string> = []
+
+type Credential = { readonly cookie: string } | { readonly apiKey: string } | undefined
+
+const headersFor = (credential: Credential): Record<string, string> =>
+  credential === undefined
+    ? {}
+    : "cookie" in credential
+    ? { cookie: `${settings.cookieName}=${credential.cookie}`, origin: ORIGIN }
+    : { "x-api-key": credential.apiKey }
+
+const request = (path: string, init: { method: string; credential?: Credential; body?: unknown; contentType?: string | null }) =>
+  Effect.gen(function* () {
+    const { baseUrl } = yield* TestServer
+    const headers: Record<string, string> = headersFor(init.credential)
+    if (init.body !== undefined && init.contentType !== null) headers["content-type"] = init.contentType ?? "application/json"
+    const result = yield* Effect.promise(() =>
+      call(`${baseUrl}${path}`, {
+        method: init.method,
+        headers,
+        ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
+      })
+    )
+    responses.push(result.text)
+    return result
+  })
+
+const issue = (credential: Credential, body: unknown) =>
+  request("/api/auth/service-keys", { method: "POST", credential, body })
+
+const revoke = (credential: Credential, keyId: string) =>
+  request(`/api/auth/service-keys/${encodeURIComponent(keyId)}`, { method: "DELETE", credential })
+
+const expectError = (result: Result, status: number, code: string, details?: ReadonlyArray<unknown>) => {
+  expect(result.status, result.text).toBe(status)
+  expect(result.body).toEqual({
+    error: { code, message: expect.any(String), ...(details === undefined ? {} : { details }) },
+    meta: { requestId: expect.stringMatching(REQUEST_ID) }
+  })
+  expect(result.text).not.toMatch(/svck_/)
+}
+
+const UNKNOWN_KEY = "key_00000000-0000-4000-8000-000000000000"
+
+/** The identities every test uses, seeded once into the file's database. */
+const seed = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const admin = yield* createAccount("admin@example.com")
+  yield* bindInstallationAdmin(admin.principalId)
+  const adminSession = yield* signedInSession(admin.userId)
+
+  const reader = yield* createAccount("reader@example.com")
+  const readerSession = yield* signedInSession(reader.userId)
+
+  // An administrator of the Installation with nothing else: cannot issue for broader principals.
+  const narrowRole = RoleId.make()
+  yield* sql`
+    INSERT INTO roles (id, namespace_id, name, permissions)
+    VALUES (${narrowRole}, NULL, 'narrow-admin', ARRAY['installation:administer', 'installation:read'])
+  `
+  const narrow = yield* createAccount("narrow@example.com")
+  yield* bindRole(narrow.principalId, narrowRole, { kind: "installation" })
+  const narrowSession = yield* signedInSession(narrow.userId)
+
+  const ns = yield* createNamespaceRow("team-a")
+  const otherNs = yield* createNamespaceRow("team-b")
+  const automation = yield* createServicePrincipal("automation")
+  yield* bindInstallationAdmin(automation)
+  const bare = yield* createServicePrincipal("bare")
+  const nsPrincipal = yield* createServicePrincipal("team-a-bot", ns)
+  yield* bindRole(nsPrincipal, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: ns })
+  const agent = PrincipalId.make()
+  yield* sql`INSERT INTO principals (id, kind, namespace_id, name) VALUES (${agent}, 'agent', ${ns}, 'an-agent')`
+
+  const nsKey = yield* insertServiceKey(nsPrincipal, { namespaceId: ns })
+  return {
+    admin,
+    adminCookie: { cookie: adminSession.token },
+    readerCookie: { cookie: readerSession.token },
+    narrowCookie: { cookie: narrowSession.token },
+    ns,
+    otherNs,
+    automation,
+    bare,
+    nsPrincipal,
+    agent,
+    nsKey: { apiKey: nsKey.key }
+  }
+})
+
+let seeded: Effect.Effect.Success<typeof seed> | undefined
+const identities = Effect.suspend(() => (seeded ? Effect.succeed(seeded) : Effect.tap(seed, (s) => (seeded = s))))
+
+describe("service keys (SPEC 5.5)", () => {
+  it.layer(app, { timeout: 60_000 })((it) => {
+    it.effect("without credentials: 401, whatever the body", () =>
+      Effect.gen(function* () {
+        const { automation } = yield* identities
+        expectError(yield* issue(undefined, { servicePrincipalId: automation, name: "ci" }), 401, "UNAUTHENTICATED")
+        expectError(
+          yield* request("/api/auth/service-keys", { method: "POST", body: "not json", contentType: "text/plain" }),
+          401,
+          "UNAUTHENTICATED"
+        )
+        expectError(yield* revoke(undefined, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        expectError(yield* issue({ apiKey: "svck_forged" }, { servicePrincipalId: automation, name: "ci" }), 401, "UNAUTHENTICATED")
+      }))
+
+    it.effect("an administrator issues a key: 201 once with the plaintext, only its digest stored, audited", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { admin, adminCookie, automation } = yield* identities
+        const before = Date.now()
+        const result = yield* issue(adminCookie, { servicePrincipalId: automation, name: "ci" })
+        expect(result.status, result.text).toBe(201)
+        expect(result.body).toEqual({
+          data: {
+            id: expect.stringMatching(/^key_[0-9a-f-]{36}$/),
+            servicePrincipalId: automation,
+            name: "ci",
+            expiresAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+            key: expect.stringMatching(/^svck_[A-Za-z0-9_-]{43}$/)
+          },
+          meta: { requestId: expect.stringMatching(REQUEST_ID) }
+        })
+        const { id, key, expiresAt } = result.body.data
+        const lifetime = Date.parse(expiresAt) - before
+        expect(lifetime).toBeGreaterThan(2_592_000_000 - 60_000)
+        expect(lifetime).toBeLessThan(2_592_000_000 + 60_000)
+        const rows = yield* sql<{ digest: Buffer; issued_by: string; namespace_id: string | null }>`
+          SELECT digest, issued_by, namespace_id FROM service_keys WHERE id = ${id}
+        `
+        expect(rows).toHaveLength(1)
+        expect(Buffer.compare(rows[0]!.digest, digestOf(key))).toBe(0)
+        expect(rows[0]!.issued_by).toBe(admin.principalId)
+        expect(rows[0]!.namespace_id).toBeNull()
+        const audit = yield* sql<{ actor_principal_id: string; request_id: string; details: Record<string, unknown> }>`
+          SELECT actor_principal_id, request_id, details FROM audit_events
+          WHERE kind = 'service-key.issued' AND resource_id = ${id}
+        `
+        expect(audit).toHaveLength(1)
+        expect(audit[0]!.actor_principal_id).toBe(admin.principalId)
+        expect(audit[0]!.request_id).toBe(result.body.meta.requestId)
+        expect(audit[0]!.details).toMatchObject({ servicePrincipalId: automation, name: "ci", credential: "session" })
+
+        // The key works at once, on a protected endpoint, with its principal's grants.
+        expectError(yield* revoke({ apiKey: key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        // An Installation key may issue too (here for its own principal), and is audited as such.
+        const second = yield* issue({ apiKey: key }, { servicePrincipalId: automation, name: "rotated", expiresIn: 86_400 })
+        expect(second.status, second.text).toBe(201)
+        expect(Date.parse(second.body.data.expiresAt) - Date.now()).toBeLessThanOrEqual(86_400_000)
+        const [viaKey] = yield* sql<{ details: Record<string, unknown> }>`
+          SELECT details FROM audit_events WHERE kind = 'service-key.issued' AND resource_id = ${second.body.data.id}
+        `
+        expect(viaKey!.details).toMatchObject({ credential: "service-key", credentialId: id })
+      }))
+
+    it.effect("Namespace principals need their exact namespaceId; Installation principals none", () =>
+      Effect.gen(function* () {
+        const { adminCookie, automation, ns, nsPrincipal, otherNs } = yield* identities
+        const ok = yield* issue(adminCookie, { servicePrincipalId: nsPrincipal, namespaceId: ns, name: "deploy" })
+        expect(ok.status, ok.text).toBe(201)
+        expect(ok.body.data).toMatchObject({ servicePrincipalId: nsPrincipal, namespaceId: ns, name: "deploy" })
+        expectError(yield* issue(adminCookie, { servicePrincipalId: nsPrincipal, name: "deploy" }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/namespaceId" }
+        ])
+        expectError(
+          yield* issue(adminCookie, { servicePrincipalId: nsPrincipal, namespaceId: otherNs, name: "deploy" }),
+          400,
+          "INVALID_REQUEST",
+          [{ code: "INVALID_VALUE", path: "/namespaceId" }]
+        )
+        expectError(
+          yield* issue(adminCookie, { servicePrincipalId: automation, namespaceId: ns, name: "deploy" }),
+          400,
+          "INVALID_REQUEST",
+          [{ code: "INVALID_VALUE", path: "/namespaceId" }]
+        )
+      }))
+
+    it.effect("unknown, Agent and human principals: 400", () =>
+      Effect.gen(function* () {
+        const { admin, adminCookie, agent, ns } = yield* identities
+        const principalError = [{ code: "INVALID_VALUE", path: "/servicePrincipalId" }]
+        expectError(yield* issue(adminCookie, { servicePrincipalId: "sp_nope", name: "x" }), 400, "INVALID_REQUEST", principalError)
+        expectError(
+          yield* issue(adminCookie, { servicePrincipalId: agent, namespaceId: ns, name: "x" }),
+          400,
+          "INVALID_REQUEST",
+          principalError
+        )
+        expectError(yield* issue(adminCookie, { servicePrincipalId: admin.principalId, name: "x" }), 400, "INVALID_REQUEST", principalError)
+      }))
+
+    it.effect("403: a Namespace key, a caller without administer, a caller lacking the principal's grants", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { automation, bare, narrowCookie, ns, nsKey, nsPrincipal, readerCookie } = yield* identities
+        expectError(yield* issue(nsKey, { servicePrincipalId: nsPrincipal, namespaceId: ns, name: "x" }), 403, "FORBIDDEN")
+        expectError(yield* revoke(nsKey, UNKNOWN_KEY), 403, "FORBIDDEN")
+        expectError(yield* issue(readerCookie, { servicePrincipalId: bare, name: "x" }), 403, "FORBIDDEN")
+        expectError(yield* revoke(readerCookie, UNKNOWN_KEY), 403, "FORBIDDEN")
+        // Administer alone does not cover the installation-admin grants of `automation`, nor
+        // the Namespace grants of a Namespace principal.
+        expectError(yield* issue(narrowCookie, { servicePrincipalId: automation, name: "x" }), 403, "FORBIDDEN")
+        expectError(
+          yield* issue(narrowCookie, { servicePrincipalId: nsPrincipal, namespaceId: ns, name: "x" }),
+          403,
+          "FORBIDDEN"
+        )
+        // ...but a principal without grants is within its reach.
+        const ok = yield* issue(narrowCookie, { servicePrincipalId: bare, name: "x" })
+        expect(ok.status, ok.text).toBe(201)
+        // Nor may it revoke a key of a principal it does not cover.
+        const automationKey = yield* insertServiceKey(automation)
+        expectError(yield* revoke(narrowCookie, automationKey.id), 403, "FORBIDDEN")
+        const denials = yield* sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM audit_events WHERE kind = 'authorization.denied' AND outcome = 'denied'
+        `
+        expect(denials[0]!.count).toBeGreaterThanOrEqual(6)
+      }))
+
+    it.effect("invalid name, lifetime or fields: 400 with details", () =>
+      Effect.gen(function* () {
+        const { adminCookie, automation } = yield* identities
+        const cases: ReadonlyArray<readonly [unknown, ReadonlyArray<{ code: string; path: string }>]> = [
+          [{ servicePrincipalId: automation, name: "" }, [{ code: "INVALID_VALUE", path: "/name" }]],
+          [{ servicePrincipalId: automation, name: "   " }, [{ code: "INVALID_VALUE", path: "/name" }]],
+          [{ servicePrincipalId: automation, name: "x".repeat(33) }, [{ code: "TOO_LONG", path: "/name" }]],
+          [{ servicePrincipalId: automation, name: 7 }, [{ code: "INVALID_TYPE", path: "/name" }]],
+          [{ servicePrincipalId: automation }, [{ code: "REQUIRED", path: "/name" }]],
+          [{ name: "x" }, [{ code: "REQUIRED", path: "/servicePrincipalId" }]],
+          [{ servicePrincipalId: "", name: "x" }, [{ code: "INVALID_VALUE", path: "/servicePrincipalId" }]],
+          [{ servicePrincipalId: "s".repeat(201), name: "x" }, [{ code: "TOO_LONG", path: "/servicePrincipalId" }]],
+          [{ servicePrincipalId: automation, name: "x", expiresIn: 86_399 }, [{ code: "INVALID_VALUE", path: "/expiresIn" }]],
+          [{ servicePrincipalId: automation, name: "x", expiresIn: 31_536_001 }, [{ code: "INVALID_VALUE", path: "/expiresIn" }]],
+          [{ servicePrincipalId: automation, name: "x", expiresIn: 90_000.5 }, [{ code: "INVALID_VALUE", path: "/expiresIn" }]],
+          [{ servicePrincipalId: automation, name: "x", expiresIn: "86400" }, [{ code: "INVALID_TYPE", path: "/expiresIn" }]],
+          [{ servicePrincipalId: automation, name: "x", namespaceId: "team-a" }, [{ code: "INVALID_FORMAT", path: "/namespaceId" }]],
+          [{ servicePrincipalId: automation, name: "x", scope: "all" }, [{ code: "UNKNOWN_FIELD", path: "/scope" }]],
+          [{ servicePrincipalId: automation, name: "x", key: "svck_mine" }, [{ code: "UNKNOWN_FIELD", path: "/key" }]]
+        ]
+        for (const [body, details] of cases) {
+          expectError(yield* issue(adminCookie, body), 400, "INVALID_REQUEST", details)
+        }
+        // Boundaries are accepted.
+        for (const expiresIn of [86_400, 31_536_000]) {
+          const ok = yield* issue(adminCookie, { servicePrincipalId: automation, name: "x".repeat(32), expiresIn })
+          expect(ok.status, ok.text).toBe(201)
+        }
+        const unsupported = yield* request("/api/auth/service-keys", {
+          method: "POST",
+          credential: adminCookie,
+          body: "{}",
+          contentType: "text/plain"
+        })
+        expectError(unsupported, 415, "UNSUPPORTED_MEDIA_TYPE")
+      }))
+
+    it.effect("revocation: 200 once, then 401 on the next use and 404 on a second revocation; audited", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { admin, adminCookie, automation } = yield* identities
+        const issued = (yield* issue(adminCookie, { servicePrincipalId: automation, name: "short-lived" })).body.data
+        expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        const result = yield* revoke(adminCookie, issued.id)
+        expect(result.status, result.text).toBe(200)
+        expect(result.body).toEqual({ data: { id: issued.id, revoked: true }, meta: { requestId: expect.stringMatching(REQUEST_ID) } })
+        expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        expectError(yield* revoke(adminCookie, issued.id), 404, "NOT_FOUND")
+        expectError(yield* revoke(adminCookie, UNKNOWN_KEY), 404, "NOT_FOUND")
+        expectError(yield* revoke(adminCookie, "k".repeat(200)), 404, "NOT_FOUND")
+        expectError(yield* revoke(adminCookie, "k".repeat(201)), 400, "INVALID_REQUEST", [{ code: "TOO_LONG", path: "/keyId" }])
+        const audit = yield* sql<{ actor_principal_id: string }>`
+          SELECT actor_principal_id FROM audit_events WHERE kind = 'service-key.revoked' AND resource_id = ${issued.id}
+        `
+        expect(audit).toEqual([{ actor_principal_id: admin.principalId }])
+      }))
+
+    it.effect("an expired key is 401", () =>
+      Effect.gen(function* () {
+        const { automation } = yield* identities
+        const expired = yield* insertServiceKey(automation, { expiresAt: new Date(Date.now() - 1000) })
+        expectError(yield* revoke({ apiKey: expired.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        const revoked = yield* insertServiceKey(automation, { revoked: true })
+        expectError(yield* revoke({ apiKey: revoked.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+      }))
+
+    it.effect("a failed issuance audit: 503 without the key, and no key is left stored", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { adminCookie, automation } = yield* identities
+        yield* failAudits("service-key.issued")
+        const before = yield* keyCount
+        const result = yield* issue(adminCookie, { servicePrincipalId: automation, name: "unaudited" }).pipe(
+          Effect.ensuring(healAudits)
+        )
+        expectError(result, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* keyCount).toBe(before)
+        const named = yield* sql`SELECT 1 FROM service_keys WHERE name = 'unaudited'`
+        expect(named).toHaveLength(0)
+      }))
+
+    it.effect("a failed revocation audit: 503, and the key stays revoked", () =>
+      Effect.gen(function* () {
+        const { adminCookie, automation } = yield* identities
+        const issued = (yield* issue(adminCookie, { servicePrincipalId: automation, name: "to-revoke" })).body.data
+        yield* failAudits("service-key.revoked")
+        const result = yield* revoke(adminCookie, issued.id).pipe(Effect.ensuring(healAudits))
+        expectError(result, 503, "DEPENDENCY_UNAVAILABLE")
+        expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        expectError(yield* revoke(adminCookie, issued.id), 404, "NOT_FOUND")
+      }))
+
+    it.effect("a plaintext key appears only in its issuance response: never in logs, audit or other responses", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { entries } = yield* LogCapture
+        const { adminCookie, automation } = yield* identities
+        const issued = yield* issue(adminCookie, { servicePrincipalId: automation, name: "scan" })
+        const key: string = issued.body.data.key
+        // Use it, fail with it, revoke it, use it again.
+        yield* revoke({ apiKey: key }, UNKNOWN_KEY)
+        yield* issue({ apiKey: key }, { servicePrincipalId: "sp_nope", name: "x" })
+        yield* revoke(adminCookie, issued.body.data.id)
+        yield* revoke({ apiKey: key }, UNKNOWN_KEY)
+        const containing = responses.filter((text) => text.includes(key))
+        expect(containing).toEqual([issued.text])
+        // No response of this file carries any key other than in an issuance's `data.key`.
+        for (const text of responses) {
+          const body = text.length > 0 ? JSON.parse(text) : {}
+          const stripped = JSON.stringify({ ...body, data: body.data && { ...body.data, key: undefined } })
+          expect(stripped).not.toMatch(/svck_[A-Za-z0-9_-]{20}/)
+        }
+        const logs = JSON.stringify(entries)
+        expect(logs.length).toBeGreaterThan(0)
+        expect(logs).not.toContain(key)
+        expect(logs).not.toMatch(/svck_[A-Za-z0-9_-]{20}/)
+        const audit = yield* sql<{ text: string }>`SELECT coalesce(string_agg(row_to_json(a)::text, ''), '') AS text FROM audit_events a`
+        expect(audit[0]!.text).not.toMatch(/svck_/)
+        const stored = yield* sql<{ text: string }>`SELECT string_agg(row_to_json(k)::text, '') AS text FROM service_keys k`
+        expect(stored[0]!.text).not.toContain(key)
+      }))
+  })
+})
+
+const keyCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ count: number }>`SELECT count(*)::int AS count FROM service_keys`.pipe(Effect.map((rows) => rows[0]!.count))
+).pipe(Effect.orDie)
+
+/** Fault injection: audit records of `kind` cannot be written until `healAudits`. */
+const failAudits = (kind: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.gen(function* () {
+      yield* sql.unsafe(`
+        CREATE OR REPLACE FUNCTION test_fail_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.kind = '${kind}' THEN RAISE EXCEPTION 'audit storage unavailable'; END IF;
+          RETURN NEW;
+        END $$`)
+      yield* sql.unsafe(`
+        CREATE TRIGGER test_fail_audit BEFORE INSERT ON audit_events
+        FOR EACH ROW EXECUTE FUNCTION test_fail_audit()`)
+    })
+  ).pipe(Effect.orDie)
+
+const healAudits = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe(`DROP TRIGGER IF EXISTS test_fail_audit ON audit_events`)
+).pipe(Effect.orDie)

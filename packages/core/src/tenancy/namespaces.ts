@@ -1,0 +1,67 @@
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Data, Effect } from "effect"
+import { NamespaceId } from "../schema/ids.js"
+
+/** The work kind of a Namespace's provisioning reconciliation (key: the Namespace id). */
+export const NAMESPACE_PROVISION = "namespace.provision"
+
+/**
+ * Where tenancy puts its asynchronous work: the durable outbox, written in the caller's
+ * transaction. A port, because the outbox's writer lives in `@svc/worker`, which depends on
+ * this package; `@svc/worker` provides the implementation (`WorkOutboxLive`).
+ */
+export class WorkOutbox extends Context.Tag("@svc/core/tenancy/WorkOutbox")<WorkOutbox, {
+  readonly enqueue: (item: {
+    readonly kind: string
+    readonly key: string
+    readonly payload?: unknown
+  }) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
+}>() {}
+
+/** A live Namespace already has this name (a `deleted` tombstone does not count). */
+export class NamespaceNameTaken extends Data.TaggedError("NamespaceNameTaken")<{ readonly name: string }> {}
+
+export interface NewNamespace {
+  /** 1-200 characters (checked by the caller's request schema and by the table). */
+  readonly name: string
+  /** An operator-prepared runtime namespace to bind (SPEC 2.3); persisted as given. */
+  readonly existingNamespace?: string | undefined
+}
+
+export interface CreatedNamespace {
+  readonly id: NamespaceId
+  readonly name: string
+  readonly status: "provisioning"
+  readonly existingNamespace: string | undefined
+  readonly createdAt: Date
+}
+
+/**
+ * The one Namespace creation path (SPEC 3, 5.6): inserts the Namespace as `provisioning` and
+ * queues its reconciliation (`namespace.provision`, keyed by the Namespace id), both with the
+ * ambient SqlClient, so they commit or roll back with the caller's transaction (and its audit).
+ * Authorization and the audit record are the caller's.
+ */
+export const createNamespace = Effect.fn("Tenancy.createNamespace")(function* (input: NewNamespace) {
+  const sql = yield* SqlClient.SqlClient
+  const outbox = yield* WorkOutbox
+  const id = NamespaceId.make()
+  const existing = input.existingNamespace ?? null
+  const rows = yield* sql<{ created_at: Date }>`
+    INSERT INTO namespaces (id, name, status, existing_namespace)
+    VALUES (${id}, ${input.name}, 'provisioning', ${existing})
+    ON CONFLICT (name) WHERE status <> 'deleted' DO NOTHING
+    RETURNING created_at
+  `
+  const row = rows[0]
+  if (row === undefined) return yield* new NamespaceNameTaken({ name: input.name })
+  yield* outbox.enqueue({ kind: NAMESPACE_PROVISION, key: id, payload: { namespaceId: id } })
+  return {
+    id,
+    name: input.name,
+    status: "provisioning",
+    existingNamespace: input.existingNamespace,
+    createdAt: row.created_at
+  } satisfies CreatedNamespace as CreatedNamespace
+})
