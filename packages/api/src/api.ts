@@ -1,7 +1,8 @@
 import { HttpApi } from "@effect/platform"
 import { HealthApi } from "./health/api.js"
+import { AuthAccountsApi, AuthSessionsApi } from "./accounts/api.js"
 import { ServiceKeysApi } from "./serviceKeys/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
-export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(ServiceKeysApi))
+export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(AuthSessionsApi).add(AuthAccountsApi).add(ServiceKeysApi))

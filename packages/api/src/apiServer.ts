@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { SvcApi } from "./api.js"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
+import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { httpPipeline } from "@svc/core/http"
 import { listen, type ServerOptions } from "./server.js"
@@ -11,7 +12,7 @@ import { listen, type ServerOptions } from "./server.js"
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ServiceKeysLive).pipe(Layer.provideMerge(AuthenticationLive))
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, AccountsLive, ServiceKeysLive).pipe(Layer.provideMerge(AuthenticationLive))
 
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(

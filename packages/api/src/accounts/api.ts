@@ -1,0 +1,170 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ErrorWire } from "@svc/core/errors"
+import { JsonBody } from "@svc/core/http"
+import { Envelope } from "@svc/core/schema"
+import { Authentication } from "../auth/authentication.js"
+import { AccountReadOrigin, SessionInspection, SignInOrigin } from "./middleware.js"
+import {
+  AccountRef,
+  AccountState,
+  CodehostBody,
+  CreateAccountBody,
+  CreatedAccount,
+  Empty,
+  Enrolment,
+  IdproviderBody,
+  MethodPath,
+  MoveRecoveryBody,
+  ProvidersState,
+  RecoveryDesignation,
+  RecoveryMove,
+  SessionRead,
+  SignInBody,
+  SignInResult,
+  SignInThrottledWire,
+  UserIdPath,
+  VersionBody
+} from "./schemas.js"
+
+// Middleware order: the last one added runs first, and all run before the body is decoded.
+// Authentication is added last so that 401 wins over 403/415/400 (STYLE.md "Sharp edges").
+
+/** Sign-in, sign-out, session inspection and the provider list (SPEC 4.1, 5.2-5.4). */
+export const AuthSessionsApi = HttpApiGroup.make("authSessions")
+  .add(
+    HttpApiEndpoint.post("signInEmail", "/sign-in/email")
+      .setPayload(SignInBody)
+      .addSuccess(Envelope(SignInResult, "SignInResponse"))
+      .addError(ErrorWire.UNAUTHENTICATED)
+      .addError(SignInThrottledWire)
+      .middleware(JsonBody)
+      .middleware(SignInOrigin)
+      .annotate(OpenApi.Summary, "Sign in with email and password; the session is set only with Set-Cookie")
+  )
+  .add(
+    HttpApiEndpoint.post("signOut", "/sign-out")
+      .addSuccess(Envelope(Empty, "SignOutResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Revoke the current session and clear its cookie")
+  )
+  .add(
+    HttpApiEndpoint.get("session", "/session")
+      .addSuccess(Envelope(SessionRead, "SessionResponse"))
+      .middleware(SessionInspection)
+      .annotate(OpenApi.Summary, "The current session's identity, or null when anonymous")
+  )
+  .add(
+    HttpApiEndpoint.get("providers", "/providers")
+      .addSuccess(Envelope(ProvidersState, "SignInProvidersResponse"))
+      .annotate(OpenApi.Summary, "Which external sign-in providers are enabled")
+  )
+  .prefix("/api/auth")
+  .annotate(OpenApi.Title, "Sessions")
+  .annotate(OpenApi.Description, "Email and password sign-in, sign-out and session inspection")
+
+
+/** Human accounts and the recovery designation (SPEC 4.1, 5.7): Installation administrators only. */
+export const AuthAccountsApi = HttpApiGroup.make("authAccounts")
+  .add(
+    HttpApiEndpoint.post("createAccount", "/accounts")
+      .setPayload(CreateAccountBody)
+      .addSuccess(Envelope(CreatedAccount, "CreatedAccountResponse"), { status: 201 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Create an enrolled account with a password (no session is issued)")
+  )
+  .add(
+    HttpApiEndpoint.get("readAccount", "/accounts/:userId")
+      .setPath(UserIdPath)
+      .addSuccess(Envelope(AccountState, "AccountStateResponse"))
+      .middleware(AccountReadOrigin)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "An account's state, methods and version")
+  )
+  .add(
+    HttpApiEndpoint.post("disableAccount", "/accounts/:userId/disable")
+      .setPath(UserIdPath)
+      .setPayload(VersionBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Disable an account and revoke its sessions")
+  )
+  .add(
+    HttpApiEndpoint.post("enableAccount", "/accounts/:userId/enable")
+      .setPath(UserIdPath)
+      .setPayload(VersionBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Enable a disabled account")
+  )
+  .add(
+    HttpApiEndpoint.post("revokeAccount", "/accounts/:userId/revoke")
+      .setPath(UserIdPath)
+      .setPayload(VersionBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Revoke an account for good and revoke its sessions")
+  )
+  .add(
+    HttpApiEndpoint.post("enrolAccount", "/accounts/:userId/enrol")
+      .setPath(UserIdPath)
+      .addSuccess(Envelope(Enrolment, "EnrolmentResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Enrol an account (idempotent)")
+  )
+  .add(
+    HttpApiEndpoint.post("detachMethod", "/accounts/:userId/methods/:methodId/detach")
+      .setPath(MethodPath)
+      .setPayload(VersionBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Detach a sign-in method from an account")
+  )
+  .add(
+    HttpApiEndpoint.post("linkCodehost", "/accounts/:userId/providers/codehost")
+      .setPath(UserIdPath)
+      .setPayload(CodehostBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Attach a code-host identity to an account")
+  )
+  .add(
+    HttpApiEndpoint.post("linkIdprovider", "/accounts/:userId/providers/idprovider")
+      .setPath(UserIdPath)
+      .setPayload(IdproviderBody)
+      .addSuccess(Envelope(AccountRef, "AccountRefResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Attach an identity-provider identity to an account")
+  )
+  .add(
+    HttpApiEndpoint.get("readRecovery", "/recovery")
+      .addSuccess(Envelope(RecoveryDesignation, "RecoveryDesignationResponse"))
+      .middleware(AccountReadOrigin)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "The recovery account designation")
+  )
+  .add(
+    HttpApiEndpoint.post("moveRecovery", "/recovery")
+      .setPayload(MoveRecoveryBody)
+      .addSuccess(Envelope(RecoveryMove, "RecoveryMoveResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Move the recovery designation to another administrator account")
+  )
+  .prefix("/api/auth")
+  .annotate(OpenApi.Title, "Accounts")
+  .annotate(OpenApi.Description, "Human accounts, their sign-in methods and the recovery designation")

@@ -1,0 +1,66 @@
+import { SqlClient } from "@effect/sql"
+import { Unauthenticated } from "@svc/core/errors"
+import { digestOf } from "@svc/core/iam"
+import { Effect } from "effect"
+import { DECOY_HASH, verifyPassword } from "../auth/passwords.js"
+import { issueSession, type IssuedSession } from "../auth/sessions.js"
+import { administersInstallation } from "./grants.js"
+import { recordFailure, Throttled, throttleDelay, throttleState } from "./throttle.js"
+
+interface PasswordAccount {
+  readonly id: string
+  readonly principal_id: string
+  readonly password_hash: string
+  readonly usable: boolean
+}
+
+const findPasswordAccount = (email: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<PasswordAccount>`
+      SELECT a.id, a.principal_id, m.password_hash,
+             (NOT a.disabled AND a.revoked_at IS NULL AND a.enrolled_at IS NOT NULL AND p.deleted_at IS NULL) AS usable
+      FROM accounts a
+        JOIN principals p ON p.id = a.principal_id
+        JOIN account_methods m ON m.account_id = a.id AND m.provider_id = 'password'
+      WHERE a.email = ${email}
+      ORDER BY m.created_at
+      LIMIT 1
+    `
+    return rows[0]
+  })
+
+const badCredentials = new Unauthenticated({ message: "The email or password is incorrect." })
+
+/**
+ * Email and password sign-in (SPEC 5.2, 5.4). The password is always verified, against a decoy
+ * hash when no account has the email, so timing does not tell whether it exists. A disabled,
+ * revoked or unenrolled account fails exactly like a wrong password. Over the throttle limit
+ * the attempt waits 1-8 s and is refused with `Throttled`, unless it is an Installation
+ * administrator's correct password.
+ */
+export const signInWithPassword = (
+  email: string,
+  password: string
+): Effect.Effect<IssuedSession, Unauthenticated | Throttled, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const normalized = email.toLowerCase()
+    const digest = digestOf(normalized)
+    const throttle = yield* throttleState(digest)
+    const account = yield* findPasswordAccount(normalized)
+    const matches = yield* verifyPassword(account?.password_hash ?? DECOY_HASH, password)
+    const signsIn = account !== undefined && account.usable && matches
+    if (throttle.throttled) {
+      const exempt = signsIn && (yield* administersInstallation(account.principal_id))
+      if (!exempt) {
+        yield* recordFailure(digest)
+        yield* Effect.sleep(throttleDelay(throttle))
+        return yield* new Throttled({ retryAfterSeconds: throttle.retryAfterSeconds })
+      }
+    }
+    if (!signsIn) {
+      yield* recordFailure(digest)
+      return yield* badCredentials
+    }
+    return yield* issueSession(account.id)
+  }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SignIn.password"))
