@@ -5,14 +5,17 @@ import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
+import { IamLive } from "./iam/http.js"
+import { InstallationLive } from "./installation/http.js"
 import { httpPipeline } from "@svc/core/http"
+import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { listen, type ServerOptions } from "./server.js"
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, AccountsLive, ServiceKeysLive).pipe(Layer.provideMerge(AuthenticationLive))
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, AccountsLive, ServiceKeysLive, InstallationLive, IamLive).pipe(Layer.provideMerge(AuthenticationLive))
 
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(
@@ -23,5 +26,6 @@ const logListening = Layer.effectDiscard(
 export const ApiServerLive = (options: ServerOptions) =>
   Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(
     Layer.provide(listen(options)),
-    Layer.provide(Layer.succeed(AuthSettings, options.auth))
+    Layer.provide(Layer.succeed(AuthSettings, options.auth)),
+    Layer.provide(Layer.succeed(InstallationConfiguration, options.installation ?? defaultInstallationConfig))
   )

@@ -1,4 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
+import type { InstallationConfig } from "@svc/core/config"
 import type { PipelineOptions } from "@svc/core/http"
 import { createServer } from "node:http"
 import type { AuthSettingsShape } from "./auth/settings.js"
@@ -7,6 +8,8 @@ export interface ServerOptions extends PipelineOptions {
   readonly host: string
   readonly port: number
   readonly auth: AuthSettingsShape
+  /** The Installation configuration (Drivers, Backends); absent: the default Installation (DESIGN §3). */
+  readonly installation?: InstallationConfig
 }
 
 /** Listens on host:port (TCP). */

@@ -3,10 +3,11 @@ import { AuthSettings } from "./auth/settings.js"
 import type { ServerOptions } from "./server.js"
 
 /** The HTTP server settings of a process, from its configuration. */
-export const serverOptions = ({ process }: StartupConfig): ServerOptions => ({
+export const serverOptions = ({ process, installation }: StartupConfig): ServerOptions => ({
   host: process.host,
   port: process.port,
   development: process.env === "development",
   maxBodyBytes: process.maxBodyBytes,
+  installation,
   auth: AuthSettings.from({ baseUrl: process.baseUrl, production: process.env === "production" })
 })

@@ -1,0 +1,64 @@
+/**
+ * What every IAM handler shares: the Namespace in the path must exist, list authorization
+ * (SPEC 4.7: `administer` on the Installation and `read` on the Namespace), page bounds, and
+ * recognising the constraint violations PostgreSQL reports.
+ */
+import { SqlClient } from "@effect/sql"
+import { NotFound } from "@svc/core/errors"
+import { BuiltinRoles, CurrentCaller, Installation, type ResourceRef } from "@svc/core/iam"
+import { Effect } from "effect"
+import { type AuthorizationError, authorize } from "../auth/authorize.js"
+import { DEFAULT_PAGE_SIZE, type PageParams } from "./schemas.js"
+
+export const namespaceRef = (id: string): ResourceRef => ({ kind: "namespace", id })
+
+/** The ids of the built-in Roles that may be bound inside a Namespace (not installation-admin). */
+export const builtinNamespaceRoleIds: ReadonlyArray<string> = Object.values(BuiltinRoles)
+  .filter((role) => role.scope === "namespace")
+  .map((role) => role.id)
+
+export const builtinRoleNames: ReadonlySet<string> = new Set(Object.values(BuiltinRoles).map((role) => role.name))
+
+/** 404 unless the Namespace exists (a deleted Namespace's tombstone does not count, SPEC 3). */
+export const requireNamespace = (namespaceId: string): Effect.Effect<void, NotFound, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql`SELECT 1 FROM namespaces WHERE id = ${namespaceId} AND status <> 'deleted'`.pipe(Effect.orDie)
+    if (rows.length === 0) return yield* new NotFound({ message: "The Namespace does not exist." })
+  })
+
+/**
+ * SPEC 4.7 list authorization: `read` on the Namespace first (404 when the caller cannot see
+ * it, so nothing leaks), then `administer` on the Installation (403), then the Namespace must
+ * exist.
+ */
+export const authorizeNamespaceAdministration = (
+  namespaceId: string
+): Effect.Effect<void, AuthorizationError, CurrentCaller | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    yield* authorize("namespace:read", namespaceRef(namespaceId))
+    yield* authorize("installation:administer", Installation)
+    yield* requireNamespace(namespaceId)
+  })
+
+export interface Page {
+  readonly limit: number
+  readonly after: string | undefined
+}
+
+export const pageOf = (params: PageParams): Page => ({ limit: params.limit ?? DEFAULT_PAGE_SIZE, after: params.after })
+
+const sqlStateOf = (error: unknown): string | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** A unique constraint refused the write (SQLSTATE 23505). */
+export const isUniqueViolation = (error: unknown): boolean => sqlStateOf(error) === "23505"
+/** A foreign key refused the write: what it references is gone (SQLSTATE 23503). */
+export const isForeignKeyViolation = (error: unknown): boolean => sqlStateOf(error) === "23503"

@@ -1,0 +1,3 @@
+export { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./api.js"
+export { IamLive } from "./http.js"
+export { isNamespacePermission } from "./schemas.js"

@@ -1,0 +1,55 @@
+/**
+ * `GET /installation` and `GET /backends` (SPEC 2.2, 2.15, 4.2): what the Installation
+ * configuration selected, never its settings or credentials.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ErrorWire } from "@svc/core/errors"
+import { Envelope, InstallationId } from "@svc/core/schema"
+import { Schema } from "effect"
+import { Authentication } from "../auth/authentication.js"
+
+export const ExecutionMode = Schema.Literal("embedded", "dedicated")
+
+export const PluginPolicies = Schema.Struct({
+  /** Reviewer values supported at each scope; empty: explicit reviewer selection unsupported there. */
+  reviewers: Schema.Struct({ defaults: Schema.Array(Schema.String), tool: Schema.Array(Schema.String) }),
+  /** Whether approvers can be saved at each level. */
+  approvers: Schema.Struct({ agentDefault: Schema.Boolean, pluginOverride: Schema.Boolean, toolOverride: Schema.Boolean })
+}).annotations({ identifier: "PluginPolicies" })
+
+export const Capabilities = Schema.Struct({
+  agentProvisioning: Schema.Struct({
+    executionModes: Schema.Array(ExecutionMode).pipe(Schema.minItems(1), Schema.maxItems(2))
+  }),
+  nativeWorkers: Schema.optional(Schema.Struct({})),
+  pluginPolicies: Schema.optional(PluginPolicies)
+}).annotations({ identifier: "InstallationCapabilities" })
+export type Capabilities = typeof Capabilities.Type
+
+export const Installation = Schema.Struct({
+  /** The Installation's id, once it has been bootstrapped. */
+  id: Schema.optional(InstallationId),
+  capabilities: Capabilities
+}).annotations({ identifier: "Installation" })
+
+export const BackendItem = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("model_accounts", "code_host", "sandbox_gateway")
+}).annotations({ identifier: "Backend" })
+
+export const InstallationApi = HttpApiGroup.make("installation")
+  .add(
+    HttpApiEndpoint.get("get", "/installation")
+      .addSuccess(Envelope(Installation, "InstallationResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "The Installation and its capabilities (needs installation:read)")
+  )
+  .add(
+    HttpApiEndpoint.get("backends", "/backends")
+      .addSuccess(Envelope(Schema.Array(BackendItem), "BackendListResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "The configured Backends, id and type only (needs installation:administer)")
+  )
+  .addError(ErrorWire.FORBIDDEN)
+  .annotate(OpenApi.Title, "Installation")
+  .annotate(OpenApi.Description, "The singleton Installation, its capabilities and its Backends")

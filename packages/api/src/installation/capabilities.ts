@@ -1,0 +1,29 @@
+import type { InstallationConfig } from "@svc/core/config"
+import type { Capabilities } from "./api.js"
+
+/**
+ * The capabilities the selected Drivers give (SPEC 2.2); docs/decisions/iam.md explains each.
+ * - Compute `local` runs each Agent's gateway as a child process on this host: `embedded`
+ *   execution only. `kubernetes` can also give an Agent dedicated native workers.
+ * - `pluginPolicies` only with a Plugin Driver; a Driver that declares no policy controls
+ *   supports no explicit reviewers and no saved approvers.
+ */
+export const capabilitiesOf = (config: InstallationConfig): Capabilities => {
+  const dedicated = config.drivers.compute.id === "kubernetes"
+  return {
+    agentProvisioning: { executionModes: dedicated ? ["embedded", "dedicated"] : ["embedded"] },
+    ...(dedicated ? { nativeWorkers: {} } : {}),
+    ...(config.drivers.plugin === undefined
+      ? {}
+      : {
+        pluginPolicies: {
+          reviewers: { defaults: [], tool: [] },
+          approvers: { agentDefault: false, pluginOverride: false, toolOverride: false }
+        }
+      })
+  }
+}
+
+/** The Backend inventory: id and type only, never configuration, paths or member Drivers. */
+export const backendsOf = (config: InstallationConfig) =>
+  config.backends.map((backend) => ({ id: backend.id, type: backend.type }))

@@ -1,0 +1,105 @@
+/**
+ * The real API (every group of SvcApi, the real pipeline and authentication) on a loopback port
+ * over a fresh migrated database, with helpers to call it as a given caller.
+ */
+import { SqlClient } from "@effect/sql"
+import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { defaultInstallationConfig, type InstallationConfig, InstallationConfiguration } from "@svc/core/config"
+import { httpPipeline } from "@svc/core/http"
+import { Effect, Layer } from "effect"
+import { expect } from "vitest"
+import { migratedDatabaseLayer } from "../../../../testing/database.js"
+import {
+  bindInstallationAdmin,
+  createAccount,
+  createNamespaceRow,
+  createServicePrincipal,
+  insertServiceKey,
+  signedInSession
+} from "../../../../testing/identity.js"
+import { call, REQUEST_ID, serveForTest } from "../../../../testing/server.js"
+
+export const ORIGIN = "http://127.0.0.1:8080"
+const settings = AuthSettings.from({ baseUrl: ORIGIN, production: false })
+
+/** The whole API over a fresh database; the SqlClient stays available to seed and inspect. */
+export const apiTestLayer = (installation: InstallationConfig = defaultInstallationConfig) =>
+  serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+    Layer.provide(Layer.succeed(AuthSettings, settings)),
+    Layer.provide(Layer.succeed(InstallationConfiguration, installation)),
+    Layer.provideMerge(migratedDatabaseLayer)
+  )
+
+export type Headers = Record<string, string>
+
+export const withKey = (key: string): Headers => ({ "x-api-key": key })
+/** A browser-like session request: the cookie and the trusted Origin (mutations need it). */
+export const withSession = (token: string): Headers => ({ cookie: `${settings.cookieName}=${token}`, origin: ORIGIN })
+export const anonymous: Headers = {}
+
+export type Result = Awaited<ReturnType<typeof call>>
+
+export const send = (baseUrl: string, method: string, path: string, headers: Headers, body?: unknown) =>
+  Effect.promise(() =>
+    call(`${baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
+    })
+  )
+
+export const expectError = (result: Result, status: number, code: string, details?: ReadonlyArray<unknown>) => {
+  expect({ status: result.status, body: result.body }).toEqual({
+    status,
+    body: {
+      error: details === undefined
+        ? expect.objectContaining({ code, message: expect.any(String) })
+        : { code, message: expect.any(String), details },
+      meta: { requestId: expect.stringMatching(REQUEST_ID) }
+    }
+  })
+}
+
+export const expectData = (result: Result, status: number) => {
+  expect(result.status, result.text).toBe(status)
+  expect(result.body.meta.requestId).toMatch(REQUEST_ID)
+  return result.body.data
+}
+
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** A human Installation administrator with a session. */
+export const seedAdmin = (email: string) =>
+  Effect.gen(function* () {
+    const account = yield* createAccount(email)
+    yield* bindInstallationAdmin(account.principalId)
+    const session = yield* signedInSession(account.userId)
+    return { ...account, headers: withSession(session.token) }
+  })
+
+/** A human without any grant, with a session. */
+export const seedHuman = (email: string) =>
+  Effect.gen(function* () {
+    const account = yield* createAccount(email)
+    const session = yield* signedInSession(account.userId)
+    return { ...account, headers: withSession(session.token) }
+  })
+
+/** A service principal (Installation or Namespace scope) with a valid key. */
+export const seedServiceKey = (name: string, namespaceId: string | null = null) =>
+  Effect.gen(function* () {
+    const principalId = yield* createServicePrincipal(name, namespaceId)
+    const { id, key } = yield* insertServiceKey(principalId, { namespaceId })
+    return { principalId, keyId: id, key, headers: withKey(key) }
+  })
+
+export const seedNamespace = (name: string) => createNamespaceRow(name)
+
+export const auditKinds = (resourceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ kind: string; actor_principal_id: string | null; details: unknown }>`
+      SELECT kind, actor_principal_id, details FROM audit_events WHERE resource_id = ${resourceId} ORDER BY id
+    `
+    return rows
+  })
