@@ -1,0 +1,398 @@
+/**
+ * The authorization matrix: every protected route of SvcApi (found with HttpApi.reflect, so a
+ * new route is covered the moment it is added) against every kind of caller, asserting the
+ * exact status. A protected route without an expectation here fails the test.
+ */
+import { HttpApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Authentication, SvcApi } from "@svc/api"
+import { BuiltinRoles } from "@svc/core/iam"
+import { RoleId } from "@svc/core/schema"
+import { Effect } from "effect"
+import {
+  bindInstallationAdmin,
+  bindRole,
+  createAccount,
+  createServicePrincipal,
+  insertServiceKey,
+  PASSWORD,
+  type SeededAccount,
+  signedInSession
+} from "../../../testing/identity.js"
+import { TestServer } from "../../../testing/server.js"
+import {
+  apiTestLayer,
+  expectError,
+  type Headers,
+  ORIGIN,
+  seedNamespace,
+  send,
+  withKey,
+  withSession
+} from "./support/iamServer.js"
+
+const Callers = [
+  "anonymous",
+  "revokedKey",
+  "expiredKey",
+  "foreignNamespaceKey",
+  "keyWithoutGrant",
+  "humanWithoutGrant",
+  "administrator"
+] as const
+type Caller = (typeof Callers)[number]
+
+/** Callers whose credential is not valid: every protected route is 401 for them. */
+const unauthenticated = ["anonymous", "revokedKey", "expiredKey"] as const
+type Judged = Exclude<Caller, (typeof unauthenticated)[number]>
+
+interface Fixture {
+  readonly ns: string
+  readonly otherNs: string
+  readonly admin: SeededAccount
+  readonly human: SeededAccount
+  /** A fresh Installation-scoped service principal without grants. */
+  readonly freshServicePrincipal: () => Effect.Effect<string, unknown, SqlClient.SqlClient>
+  /** A fresh enrolled account without grants (the target of account operations). */
+  readonly freshAccount: () => Effect.Effect<SeededAccount, unknown, SqlClient.SqlClient>
+}
+
+interface Prepared {
+  readonly path: string
+  readonly body?: unknown
+}
+
+interface RouteCase {
+  readonly prepare: (f: Fixture) => Effect.Effect<Prepared, unknown, SqlClient.SqlClient>
+  readonly expect: Record<Judged, number>
+}
+
+const unique = () => Math.random().toString(36).slice(2, 10)
+
+const customRole = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = RoleId.make()
+    yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${id}, ${namespaceId}, ${`r-${unique()}`}, ARRAY['agent:read'])`
+    return id
+  })
+
+const nsBinding = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const principal = yield* createServicePrincipal(`b-${unique()}`, namespaceId)
+    return yield* bindRole(principal, BuiltinRoles.namespaceViewer.id, { kind: "namespace", id: namespaceId })
+  })
+
+const fixed = (prepared: Prepared) => () => Effect.succeed(prepared)
+
+/** Namespace-level IAM routes: hidden (404) from callers who cannot read the Namespace. */
+const inNamespace = (success: number) => ({
+  foreignNamespaceKey: 403,
+  keyWithoutGrant: 404,
+  humanWithoutGrant: 404,
+  administrator: success
+})
+/** Installation-level routes: never hidden, 403 without the grant. */
+const onInstallation = (success: number) => ({
+  foreignNamespaceKey: 403,
+  keyWithoutGrant: 403,
+  humanWithoutGrant: 403,
+  administrator: success
+})
+/** Account management: a human administrator's session only; a key is 401 (SPEC 5.5.4). */
+const humanAdministratorOnly = (success: number) => ({
+  foreignNamespaceKey: 401,
+  keyWithoutGrant: 401,
+  humanWithoutGrant: 403,
+  administrator: success
+})
+
+const routes: Record<string, RouteCase> = {
+  // Installation (SPEC 4.2)
+  "GET /installation": { prepare: fixed({ path: "/installation" }), expect: onInstallation(200) },
+  "GET /backends": { prepare: fixed({ path: "/backends" }), expect: onInstallation(200) },
+  // IAM Roles (SPEC 4.7)
+  "POST /namespaces/:namespaceId/iam/roles": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/roles`, body: { name: `r-${unique()}`, permissions: ["agent:read"] } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/iam/roles": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/roles` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/iam/roles/:roleId": {
+    prepare: (f) => Effect.map(customRole(f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/roles/${id}` })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/iam/roles/:roleId": {
+    prepare: (f) => Effect.map(customRole(f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/roles/${id}` })),
+    expect: inNamespace(204)
+  },
+  // IAM AccessBindings (SPEC 4.7)
+  "POST /namespaces/:namespaceId/iam/access-bindings": {
+    prepare: (f) =>
+      Effect.map(createServicePrincipal(`p-${unique()}`, f.ns), (principalId) => ({
+        path: `/namespaces/${f.ns}/iam/access-bindings`,
+        body: { principalId, roleId: BuiltinRoles.namespaceViewer.id, resource: { kind: "namespace", id: f.ns } }
+      })),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/iam/access-bindings": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/access-bindings` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/iam/access-bindings/:bindingId": {
+    prepare: (f) => Effect.map(nsBinding(f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/access-bindings/${id}` })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/iam/access-bindings/:bindingId": {
+    prepare: (f) => Effect.map(nsBinding(f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/access-bindings/${id}` })),
+    expect: inNamespace(204)
+  },
+  // Service principals (DESIGN §6)
+  "POST /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals", body: { name: "matrix" } }), expect: onInstallation(201) },
+  "GET /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals" }), expect: onInstallation(200) },
+  "GET /iam/service-principals/:servicePrincipalId": {
+    prepare: (f) => Effect.map(f.freshServicePrincipal(), (id) => ({ path: `/iam/service-principals/${id}` })),
+    expect: onInstallation(200)
+  },
+  "DELETE /iam/service-principals/:servicePrincipalId": {
+    prepare: (f) => Effect.map(f.freshServicePrincipal(), (id) => ({ path: `/iam/service-principals/${id}` })),
+    expect: onInstallation(204)
+  },
+  "POST /namespaces/:namespaceId/iam/service-principals": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/service-principals`, body: { name: "matrix" } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/iam/service-principals": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/service-principals` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/iam/service-principals/:servicePrincipalId": {
+    prepare: (f) =>
+      Effect.map(createServicePrincipal(`s-${unique()}`, f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/service-principals/${id}` })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/iam/service-principals/:servicePrincipalId": {
+    prepare: (f) =>
+      Effect.map(createServicePrincipal(`s-${unique()}`, f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/service-principals/${id}` })),
+    expect: inNamespace(204)
+  },
+  // Service keys (SPEC 5.5): administer on the Installation; a Namespace key cannot manage keys.
+  "POST /api/auth/service-keys": {
+    prepare: (f) =>
+      Effect.map(f.freshServicePrincipal(), (servicePrincipalId) => ({
+        path: "/api/auth/service-keys",
+        body: { servicePrincipalId, name: "matrix" }
+      })),
+    expect: onInstallation(201)
+  },
+  "DELETE /api/auth/service-keys/:keyId": {
+    prepare: (f) =>
+      Effect.gen(function* () {
+        const { id } = yield* insertServiceKey(yield* f.freshServicePrincipal())
+        return { path: `/api/auth/service-keys/${id}` }
+      }),
+    expect: onInstallation(200)
+  },
+  // Sessions (SPEC 4.1, 5.2): sign-out needs a session; a key has none.
+  "POST /api/auth/sign-out": {
+    prepare: fixed({ path: "/api/auth/sign-out" }),
+    expect: { foreignNamespaceKey: 401, keyWithoutGrant: 401, humanWithoutGrant: 200, administrator: 200 }
+  },
+  // Accounts and recovery (SPEC 4.1): a current human Installation administrator.
+  "POST /api/auth/accounts": {
+    prepare: () => Effect.succeed({ path: "/api/auth/accounts", body: { email: `new-${unique()}@example.com`, password: PASSWORD } }),
+    expect: humanAdministratorOnly(201)
+  },
+  "GET /api/auth/accounts/:userId": {
+    prepare: (f) => Effect.map(f.freshAccount(), (a) => ({ path: `/api/auth/accounts/${a.userId}` })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/disable": {
+    prepare: (f) => Effect.map(f.freshAccount(), (a) => ({ path: `/api/auth/accounts/${a.userId}/disable`, body: { expectedVersion: 1 } })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/enable": {
+    prepare: (f) => Effect.map(f.freshAccount(), (a) => ({ path: `/api/auth/accounts/${a.userId}/enable`, body: { expectedVersion: 1 } })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/revoke": {
+    prepare: (f) => Effect.map(f.freshAccount(), (a) => ({ path: `/api/auth/accounts/${a.userId}/revoke`, body: { expectedVersion: 1 } })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/enrol": {
+    prepare: (f) => Effect.map(f.freshAccount(), (a) => ({ path: `/api/auth/accounts/${a.userId}/enrol` })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/methods/:methodId/detach": {
+    prepare: (f) =>
+      Effect.map(f.freshAccount(), (a) => ({
+        path: `/api/auth/accounts/${a.userId}/methods/${a.methodId}/detach`,
+        body: { expectedVersion: 1 }
+      })),
+    expect: humanAdministratorOnly(200)
+  },
+  "POST /api/auth/accounts/:userId/providers/codehost": {
+    prepare: (f) =>
+      Effect.map(f.freshAccount(), (a) => ({
+        path: `/api/auth/accounts/${a.userId}/providers/codehost`,
+        body: { expectedVersion: 1, subject: "12345" }
+      })),
+    expect: humanAdministratorOnly(409)
+  },
+  "POST /api/auth/accounts/:userId/providers/idprovider": {
+    prepare: (f) =>
+      Effect.map(f.freshAccount(), (a) => ({
+        path: `/api/auth/accounts/${a.userId}/providers/idprovider`,
+        body: { expectedVersion: 1, subject: "someone" }
+      })),
+    expect: humanAdministratorOnly(409)
+  },
+  "GET /api/auth/recovery": { prepare: fixed({ path: "/api/auth/recovery" }), expect: humanAdministratorOnly(404) },
+  "POST /api/auth/recovery": {
+    prepare: (f) =>
+      Effect.map(f.freshAccount(), (a) => ({
+        path: "/api/auth/recovery",
+        body: { expectedCurrentUserId: a.userId, expectedVersion: 1, userId: f.admin.userId }
+      })),
+    expect: humanAdministratorOnly(409)
+  }
+}
+
+interface ProtectedRoute {
+  readonly key: string
+  readonly method: string
+}
+
+/** Every route of SvcApi behind the Authentication middleware. */
+const protectedRoutes = (): Array<ProtectedRoute> => {
+  const found: Array<ProtectedRoute> = []
+  HttpApi.reflect(SvcApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, middleware }) => {
+      if ([...middleware].some((tag) => tag.key === Authentication.key)) {
+        found.push({ key: `${endpoint.method} ${endpoint.path}`, method: endpoint.method })
+      }
+    }
+  })
+  return found
+}
+
+describe("the authorization matrix", () => {
+  it("has an expectation for every protected route, and no stale ones", () => {
+    const keys = protectedRoutes().map((route) => route.key)
+    expect(keys.filter((key) => routes[key] === undefined), "protected routes without an expectation").toEqual([])
+    expect(Object.keys(routes).filter((key) => !keys.includes(key)), "expectations for routes that do not exist").toEqual([])
+  })
+
+  it.layer(apiTestLayer(), { timeout: 300_000 })((it) => {
+    it.effect("every caller gets the exact status on every protected route", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const ns = yield* seedNamespace("matrix")
+        const otherNs = yield* seedNamespace("matrix-other")
+        const admin = yield* createAccount("matrix-admin@example.com")
+        yield* bindInstallationAdmin(admin.principalId)
+        const human = yield* createAccount("matrix-human@example.com")
+        // A fully privileged Installation principal whose keys are revoked or expired.
+        const privileged = yield* createServicePrincipal("matrix-privileged")
+        yield* bindInstallationAdmin(privileged)
+        const revoked = yield* insertServiceKey(privileged, { revoked: true })
+        const expired = yield* insertServiceKey(privileged, { expiresAt: new Date(Date.now() - 1000) })
+        // A Namespace administrator's key, of the other Namespace.
+        const foreign = yield* createServicePrincipal("matrix-foreign", otherNs)
+        yield* bindRole(foreign, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: otherNs })
+        const bare = yield* createServicePrincipal("matrix-bare")
+        let accounts = 0
+        const fixture: Fixture = {
+          ns,
+          otherNs,
+          admin,
+          human,
+          freshServicePrincipal: () => createServicePrincipal(`fresh-${unique()}`),
+          freshAccount: () => createAccount(`target-${++accounts}-${unique()}@example.com`)
+        }
+        // Fresh credentials per route, so a route that ends a session cannot affect the next.
+        const credentials = (caller: Caller): Effect.Effect<Headers, unknown, SqlClient.SqlClient> => {
+          switch (caller) {
+            case "anonymous":
+              return Effect.succeed({})
+            case "revokedKey":
+              return Effect.succeed(withKey(revoked.key))
+            case "expiredKey":
+              return Effect.succeed(withKey(expired.key))
+            case "foreignNamespaceKey":
+              return Effect.map(insertServiceKey(foreign, { namespaceId: otherNs }), (k) => withKey(k.key))
+            case "keyWithoutGrant":
+              return Effect.map(insertServiceKey(bare), (k) => withKey(k.key))
+            case "humanWithoutGrant":
+              return Effect.map(signedInSession(human.userId), (s) => withSession(s.token))
+            case "administrator":
+              return Effect.map(signedInSession(admin.userId), (s) => withSession(s.token))
+          }
+        }
+        const mismatches: Array<string> = []
+        let checked = 0
+        for (const route of protectedRoutes()) {
+          const routeCase = routes[route.key]
+          if (routeCase === undefined) continue
+          const prepared = yield* routeCase.prepare(fixture)
+          // The administrator goes last: its request may change what the others would see.
+          for (const caller of Callers) {
+            const expected = (unauthenticated as ReadonlyArray<string>).includes(caller) ? 401 : routeCase.expect[caller as Judged]
+            const headers = yield* credentials(caller)
+            const result = yield* send(baseUrl, route.method, prepared.path, headers, prepared.body)
+            checked++
+            if (result.status !== expected) {
+              mismatches.push(`${route.key} as ${caller}: expected ${expected}, got ${result.status} ${result.text.slice(0, 160)}`)
+            } else if (expected >= 400) {
+              expect(result.body.error.code).toBe(
+                { 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "RESOURCE_CONFLICT" }[expected]
+              )
+            }
+          }
+        }
+        expect(mismatches).toEqual([])
+        expect(checked).toBe(protectedRoutes().length * Callers.length)
+        expect(checked).toBeGreaterThanOrEqual(30 * Callers.length)
+      }))
+
+    it.effect("credentials: Authorization headers, invalid keys beside a valid cookie, forged, expired and revoked cookies are 401", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* createAccount("matrix-credentials@example.com")
+        yield* bindInstallationAdmin(admin.principalId)
+        const session = yield* signedInSession(admin.userId)
+        const cookie = withSession(session.token)
+        const sp = yield* createServicePrincipal("matrix-credentials-sp")
+        yield* bindInstallationAdmin(sp)
+        const key = yield* insertServiceKey(sp)
+        const get = (headers: Headers) => send(baseUrl, "GET", "/installation", headers)
+        expect((yield* get(cookie)).status).toBe(200)
+        expect((yield* get(withKey(key.key))).status).toBe(200)
+        expectError(yield* get({ authorization: `Bearer ${key.key}` }), 401, "UNAUTHENTICATED")
+        expectError(yield* get({ ...cookie, authorization: "Basic YWRtaW46YWRtaW4=" }), 401, "UNAUTHENTICATED")
+        expectError(yield* get({ ...withKey(key.key), authorization: `Bearer ${key.key}` }), 401, "UNAUTHENTICATED")
+        // A supplied key wins over the cookie, and an invalid one never falls back to it.
+        expectError(yield* get({ ...cookie, "x-api-key": "svck_not-a-real-key" }), 401, "UNAUTHENTICATED")
+        expectError(yield* get({ ...cookie, "x-api-key": "" }), 401, "UNAUTHENTICATED")
+        // Forged, expired and revoked cookies.
+        expectError(yield* get(withSession(`${session.token}x`)), 401, "UNAUTHENTICATED")
+        expectError(yield* get(withSession("svcs_forged")), 401, "UNAUTHENTICATED")
+        const sql = yield* SqlClient.SqlClient
+        const expiring = yield* signedInSession(admin.userId)
+        yield* sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = ${expiring.id}`
+        expectError(yield* get(withSession(expiring.token)), 401, "UNAUTHENTICATED")
+        const revoking = yield* signedInSession(admin.userId)
+        yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${revoking.id}`
+        expectError(yield* get(withSession(revoking.token)), 401, "UNAUTHENTICATED")
+        // A mutation with a cookie from an untrusted Origin is refused; a key needs no Origin.
+        const foreignOrigin = yield* send(baseUrl, "POST", "/iam/service-principals", { ...cookie, origin: "http://evil.example" }, { name: "x" })
+        expectError(foreignOrigin, 403, "FORBIDDEN")
+        expect((yield* send(baseUrl, "POST", "/iam/service-principals", withKey(key.key), { name: "by-key" })).status).toBe(201)
+        expect(ORIGIN).toBe(cookie.origin)
+      }))
+  })
+})
