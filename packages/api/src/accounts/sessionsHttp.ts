@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Unauthenticated } from "@svc/core/errors"
+import { DependencyUnavailable, Unauthenticated } from "@svc/core/errors"
 import { CurrentCaller } from "@svc/core/iam"
 import { Effect, Option, Schema } from "effect"
 import { SvcApi } from "../api.js"
@@ -64,7 +64,10 @@ export const AuthSessionsLive = HttpApiBuilder.group(SvcApi, "authSessions", (ha
           if (credential._tag !== "Session") return null
           const rows = yield* sql<{ id: string; email: string; name: string }>`
             SELECT id, email, name FROM accounts WHERE id = ${credential.accountId}
-          `.pipe(Effect.orDie)
+          `.pipe(
+            Effect.catchTag("SqlError", () =>
+              Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." })))
+          )
           const account = rows[0]
           if (account === undefined) return yield* new Unauthenticated({ message: "The session is invalid, expired or revoked." })
           return { authenticated: true as const, sessionKey: credential.sessionKey, id: account.id, email: account.email, name: account.name }

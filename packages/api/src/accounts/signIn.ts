@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Unauthenticated } from "@svc/core/errors"
+import { DependencyUnavailable, Unauthenticated } from "@svc/core/errors"
 import { digestOf } from "@svc/core/iam"
 import { Effect } from "effect"
 import { DECOY_HASH, verifyPassword } from "../auth/passwords.js"
@@ -42,7 +42,7 @@ const badCredentials = new Unauthenticated({ message: "The email or password is 
 export const signInWithPassword = (
   email: string,
   password: string
-): Effect.Effect<IssuedSession, Unauthenticated | Throttled, SqlClient.SqlClient> =>
+): Effect.Effect<IssuedSession, Unauthenticated | Throttled | DependencyUnavailable, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const normalized = email.toLowerCase()
     const digest = digestOf(normalized)
@@ -63,4 +63,12 @@ export const signInWithPassword = (
       return yield* badCredentials
     }
     return yield* issueSession(account.id)
-  }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SignIn.password"))
+  }).pipe(
+    // Authentication fails closed when its storage is unreachable (SPEC 5.9): 503, never a guess.
+    Effect.catchTag("SqlError", (error) =>
+      Effect.zipRight(
+        Effect.logWarning("sign-in could not reach the database", error),
+        Effect.fail(new DependencyUnavailable({ message: "Sign-in is unavailable; retry later." }))
+      )),
+    Effect.withSpan("SignIn.password")
+  )
