@@ -1,5 +1,6 @@
 import { HttpApi } from "@effect/platform"
 import { HealthApi } from "./health/api.js"
+import { ExternalSignInApi } from "./externalSignIn/api.js"
 import { AuthAccountsApi, AuthSessionsApi } from "./accounts/api.js"
 import { ServiceKeysApi } from "./serviceKeys/api.js"
 import { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./iam/api.js"
@@ -7,7 +8,7 @@ import { InstallationApi } from "./installation/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
-export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(AuthSessionsApi).add(AuthAccountsApi).add(ServiceKeysApi)
+export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(ExternalSignInApi).add(AuthSessionsApi).add(AuthAccountsApi).add(ServiceKeysApi)
   .add(InstallationApi)
   .add(IamRolesApi)
   .add(IamAccessBindingsApi)

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { SvcApi } from "./api.js"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
+import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
@@ -15,7 +16,7 @@ import { listen, type ServerOptions } from "./server.js"
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, AccountsLive, ServiceKeysLive, InstallationLive, IamLive).pipe(Layer.provideMerge(AuthenticationLive))
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, IamLive).pipe(Layer.provideMerge(AuthenticationLive))
 
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(
@@ -27,5 +28,6 @@ export const ApiServerLive = (options: ServerOptions) =>
   Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(
     Layer.provide(listen(options)),
     Layer.provide(Layer.succeed(AuthSettings, options.auth)),
+    Layer.provide(ExternalSignInSettings.fromConfiguration),
     Layer.provide(Layer.succeed(InstallationConfiguration, options.installation ?? defaultInstallationConfig))
   )

@@ -14,8 +14,16 @@ export const OAuthProvider = Schema.Struct({
   issuer: HttpsUrl,
   authorizationUrl: HttpsUrl,
   tokenUrl: HttpsUrl,
+  /**
+   * `codehost`: required, the user API whose JSON `id` (a positive integer) is the subject.
+   * `idprovider`: unused (the subject is the validated ID token's `sub`).
+   */
   userInfoUrl: Schema.optionalWith(HttpsUrl, { exact: true }),
   clientId: Identifier,
+  /** How the client authenticates at the token endpoint (default `client_secret_basic`). */
+  tokenEndpointAuthMethod: Schema.optionalWith(Schema.Literal("client_secret_basic", "client_secret_post"), {
+    exact: true
+  }),
   clientSecret: Schema.Redacted(Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))),
   scopes: Schema.optionalWith(
     Schema.Array(Schema.String.pipe(Schema.pattern(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
@@ -27,7 +35,13 @@ export const OAuthProvider = Schema.Struct({
 export type OAuthProvider = typeof OAuthProvider.Type
 
 export const Providers = Schema.Struct({
-  codehost: Schema.optionalWith(OAuthProvider, { exact: true }),
+  codehost: Schema.optionalWith(
+    OAuthProvider.pipe(Schema.filter((provider) =>
+      provider.userInfoUrl !== undefined ||
+      { path: ["userInfoUrl"], message: "is required for codehost (its user API gives the numeric user id)" }
+    )),
+    { exact: true }
+  ),
   idprovider: Schema.optionalWith(OAuthProvider, { exact: true })
 })
 
