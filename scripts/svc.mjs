@@ -2,8 +2,9 @@
 // The `svc` command: one entry point for every process of the service (DESIGN §3).
 // The packages must be built first (`npm run build`; `npm start` does it for you).
 const commands = {
-  start: ["@svc/api/start", "all-in-one development mode: embedded PostgreSQL unless DATABASE_URL, migrate, API + worker"],
+  start: ["@svc/api/start", "all-in-one development mode: embedded PostgreSQL unless DATABASE_URL, migrate, bootstrap, API + worker"],
   migrate: ["@svc/api/migrate", "apply pending database migrations and exit"],
+  bootstrap: ["@svc/api/bootstrap", "create the Installation once (after migrate): first administrators, default Namespace, bootstrap key"],
   api: ["@svc/api/main", "serve the HTTP API (one replica)"],
   worker: ["@svc/worker/main", "run the durable work engine (one replica)"],
   "credential-service": ["@svc/credential-service/main", "run the credential service"]

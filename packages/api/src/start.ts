@@ -1,15 +1,18 @@
 /**
  * `npm start` (`svc start`): everything in one process for a laptop (DESIGN §3). An embedded
- * PostgreSQL unless DATABASE_URL is set, migrations, then the API and a worker side by side.
+ * PostgreSQL unless DATABASE_URL is set, migrations, bootstrap (nothing when the Installation
+ * exists), then the API and a worker side by side.
  * Ctrl-C stops the server, releases the worker's leases, closes the pool, then PostgreSQL.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer, Migrations } from "@svc/core/db"
 import { processLayer, startupConfig } from "@svc/core/runtime"
-import { WorkerLive } from "@svc/worker"
+import { WorkerLive, WorkOutboxLive } from "@svc/worker"
 import { KnownSecrets } from "@svc/core/observability"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
+import { runBootstrap } from "./bootstrap/initializer.js"
+import { bootstrapInput } from "./bootstrap/settings.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
 import { serverOptions } from "./serverOptions.js"
 
@@ -31,6 +34,10 @@ const AllInOne = Layer.unwrapScoped(
         )
       )
     )
+    // After migrations, before the API and the worker (SPEC 5.6); a failure stops the start.
+    const bootstrap = Layer.effectDiscard(
+      Effect.flatMap(bootstrapInput(config), runBootstrap).pipe(Effect.provide(WorkOutboxLive))
+    )
     const listening = `http://${config.process.host}:${config.process.port}`
     const ready = Layer.effectDiscard(
       Effect.logInfo(`svc is ready at ${listening}`).pipe(
@@ -39,6 +46,7 @@ const AllInOne = Layer.unwrapScoped(
     )
     return ready.pipe(
       Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive())),
+      Layer.provide(bootstrap),
       Layer.provide(migrate),
       Layer.provideMerge(database),
       Layer.provide(masked)

@@ -1,0 +1,301 @@
+#!/usr/bin/env node
+// Authentication and authorization benchmark (loopback only, bounded in time).
+//
+//   npm run bench:auth                    (builds, then runs this script)
+//
+// 1. An authenticated GET /installation (authenticate, decide installation:read, read the
+//    Installation row) through the full stack: the real HttpApi pipeline, every group of SvcApi,
+//    the Authentication middleware and authorize(), on PostgreSQL; once with a service key
+//    (x-api-key), once with a session cookie. Measured with autocannon: requests/s, p50, p99.
+// 2. The same request served by a bare node:http + pg handler doing the same lookups (the digest
+//    lookup of the credential, the decision query, the Installation row) with the same pool size:
+//    the floor our stack is compared with.
+// 3. The cost of one `decide` call with 10, 1 000 and 100 000 AccessBindings in the database
+//    (bindings of other principals; the caller has one): mean, p50 and p99 per call.
+//
+// Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
+// PostgreSQL in a scratch directory), BENCH_DURATION_S (8 per HTTP run), BENCH_CONNECTIONS (10),
+// BENCH_DECISIONS (2000 per size). The whole run stops itself after a bound.
+import { NodeHttpServer } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
+import { Migrations } from "@svc/core/db"
+import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
+import { httpPipeline } from "@svc/core/http"
+import { BuiltinRoles, decide, digestOf, Installation, newOpaqueId, newToken } from "@svc/core/iam"
+import autocannon from "autocannon"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import pg from "pg"
+
+const int = (name, fallback) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number.parseInt(raw, 10)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`)
+  return value
+}
+
+const DURATION_S = int("BENCH_DURATION_S", 8)
+const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
+const DECISIONS = int("BENCH_DECISIONS", 2000)
+const POOL = 10
+const BINDING_COUNTS = [10, 1_000, 100_000]
+const BASE_URL = "http://127.0.0.1:8080"
+
+const hardStop = setTimeout(() => {
+  console.error("bench-auth: exceeded its time bound; exiting")
+  process.exit(2)
+}, (DURATION_S * 4 + 600) * 1000)
+hardStop.unref()
+
+const admin = async (adminUrl, f) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+const urlFor = (adminUrl, database) => {
+  const url = new URL(adminUrl)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+const uuid = () => crypto.randomUUID()
+
+/** An Installation administrator (human with a session) and an administrator service key. */
+const seed = async (pool) => {
+  const human = `prn_${uuid()}`
+  const account = `usr_${uuid()}`
+  const sp = `sp_${uuid()}`
+  const session = newToken("svcs")
+  const key = newToken("svck")
+  await pool.query("INSERT INTO principals (id, kind, name) VALUES ($1, 'human', 'bench admin'), ($2, 'service', 'bench key')", [human, sp])
+  await pool.query("INSERT INTO accounts (id, principal_id, email, name, enrolled_at) VALUES ($1, $2, 'bench@example.com', 'bench', now())", [account, human])
+  await pool.query(
+    "INSERT INTO sessions (id, token_digest, session_key, account_id, expires_at) VALUES ($1, $2, $3, $4, now() + interval '1 day')",
+    [`ses_${uuid()}`, digestOf(session), newOpaqueId(), account]
+  )
+  await pool.query(
+    "INSERT INTO service_keys (id, service_principal_id, name, digest, expires_at) VALUES ($1, $2, 'bench', $3, now() + interval '1 day')",
+    [`key_${uuid()}`, sp, digestOf(key)]
+  )
+  for (const principal of [human, sp]) {
+    await pool.query(
+      "INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id) VALUES ($1, $2, $3, 'installation', 'installation')",
+      [`bnd_${uuid()}`, principal, BuiltinRoles.installationAdmin.id]
+    )
+  }
+  await pool.query("INSERT INTO installation (id, bootstrapped_at) VALUES ($1, now())", [`inst_${uuid()}`])
+  return { principal: sp, session, key }
+}
+
+/** Adds bindings of other principals until the table holds `total` rows. */
+const growBindings = async (pool, total) => {
+  const { rows } = await pool.query("SELECT count(*)::int AS n FROM access_bindings")
+  const missing = total - rows[0].n
+  if (missing <= 0) return
+  await pool.query(
+    `WITH p AS (
+       INSERT INTO principals (id, kind, name)
+       SELECT 'sp_' || gen_random_uuid(), 'service', 'filler' FROM generate_series(1, $1)
+       RETURNING id
+     )
+     INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id)
+     SELECT 'bnd_' || gen_random_uuid(), p.id, $2, 'installation', 'installation' FROM p`,
+    [missing, BuiltinRoles.namespaceViewer.id]
+  )
+  await pool.query("ANALYZE access_bindings; ANALYZE principals; ANALYZE roles")
+}
+
+// The bare handler: the same statements our stack runs, through pg directly.
+const KEY_SQL = `SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace, p.namespace_id AS principal_namespace
+  FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
+  WHERE k.digest = $1 AND k.revoked_at IS NULL AND k.expires_at > now() AND p.deleted_at IS NULL AND p.kind = 'service'`
+const SESSION_SQL = `SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
+  FROM sessions s JOIN accounts a ON a.id = s.account_id JOIN principals p ON p.id = a.principal_id
+  WHERE s.token_digest = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+    AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL`
+const DECIDE_SQL = `SELECT
+  EXISTS (SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
+    WHERE b.principal_id = $1 AND $2 = ANY (r.permissions)
+      AND (b.resource_kind = 'installation' OR (b.resource_kind = 'namespace' AND b.resource_id = $3)
+        OR (b.resource_kind = $4 AND b.resource_id = $5))) AS granted,
+  EXISTS (SELECT 1 FROM restrictions x
+    WHERE x.principal_id = $1 AND (x.permission = $2 OR x.permission = '*')
+      AND (x.resource_kind = 'installation' OR (x.resource_kind = 'namespace' AND x.resource_id = $3)
+        OR (x.resource_kind = $4 AND x.resource_id = $5))) AS restricted`
+
+const bareServer = (url, port) => {
+  const pool = new pg.Pool({ connectionString: url, max: POOL })
+  const reply = (res, status, body) => {
+    const text = JSON.stringify(body)
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+    res.end(text)
+  }
+  const server = http.createServer(async (req, res) => {
+    try {
+      const key = req.headers["x-api-key"]
+      let principal
+      if (typeof key === "string") {
+        const { rows } = await pool.query(KEY_SQL, [digestOf(key)])
+        principal = rows[0]?.principal_id
+      } else {
+        const cookie = /(?:^|;\s*)svc\.session_token=([^;]+)/.exec(req.headers.cookie ?? "")
+        if (cookie) principal = (await pool.query(SESSION_SQL, [digestOf(cookie[1])])).rows[0]?.principal_id
+      }
+      if (principal === undefined) return reply(res, 401, { error: { code: "UNAUTHENTICATED" } })
+      const decision = (await pool.query(DECIDE_SQL, [principal, "installation:read", "", "installation", ""])).rows[0]
+      if (!decision.granted || decision.restricted) return reply(res, 403, { error: { code: "FORBIDDEN" } })
+      const { rows } = await pool.query("SELECT id FROM installation")
+      reply(res, 200, { data: { id: rows[0]?.id, capabilities: { agentProvisioning: { executionModes: ["embedded"] } } }, meta: { requestId: `req_${uuid()}` } })
+    } catch {
+      reply(res, 503, { error: { code: "DEPENDENCY_UNAVAILABLE" } })
+    }
+  })
+  return new Promise((resolve) =>
+    server.listen(port, "127.0.0.1", () =>
+      resolve(async () => {
+        await new Promise((done) => server.close(done))
+        await pool.end()
+      })
+    )
+  )
+}
+
+/** The full stack: our pipeline, every group, authentication and authorization, on PgClient. */
+const fullStack = async (url, port) => {
+  const database = PgClient.layer({ url: Redacted.make(url), maxConnections: POOL })
+  const app = httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }).pipe(
+    Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),
+    Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: BASE_URL, production: false }))),
+    Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
+    Layer.provide(database),
+    // Quiet: autocannon ends runs by closing sockets mid-request, which the server logs (499).
+    // Failures still count: any non-2xx or socket error fails the run.
+    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  )
+  const runtime = ManagedRuntime.make(app)
+  await runtime.runPromise(Effect.void)
+  return () => runtime.dispose()
+}
+
+const load = (port, headers) =>
+  new Promise((resolve, reject) => {
+    autocannon(
+      { url: `http://127.0.0.1:${port}/installation`, connections: CONNECTIONS, duration: DURATION_S, headers },
+      (error, result) => (error ? reject(error) : resolve(result))
+    )
+  })
+
+const check = async (port, headers) => {
+  const response = await fetch(`http://127.0.0.1:${port}/installation`, { headers })
+  if (response.status !== 200) throw new Error(`expected 200 from :${port}, got ${response.status} ${await response.text()}`)
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
+
+const timeDecisions = async (runtime, principal) => {
+  const decideOnce = decide({ principalId: principal, namespaceId: null }, "installation:read", Installation)
+  // Warm-up (plans, pool).
+  await runtime.runPromise(Effect.repeatN(decideOnce, 100))
+  const samples = []
+  for (let i = 0; i < DECISIONS; i++) {
+    const start = process.hrtime.bigint()
+    const decision = await runtime.runPromise(decideOnce)
+    samples.push(Number(process.hrtime.bigint() - start) / 1000)
+    if (decision._tag !== "Allowed") throw new Error("the bench caller should be allowed")
+  }
+  samples.sort((a, b) => a - b)
+  return { mean: samples.reduce((a, b) => a + b, 0) / samples.length, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) }
+}
+
+const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a")
+
+const main = async () => {
+  let server
+  let dir
+  let adminUrl = process.env.BENCH_DATABASE_URL
+  if (!adminUrl) {
+    dir = scratchDir("svc-bench-auth-pg-")
+    server = await startEmbeddedPostgres({ dir, ephemeral: true })
+    adminUrl = server.adminUrl
+  }
+  const database = `svc_bench_auth_${crypto.randomBytes(4).toString("hex")}`
+  await admin(adminUrl, (client) => client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`))
+  const url = urlFor(adminUrl, database)
+  const version = await admin(adminUrl, (client) => client.query("SHOW server_version"))
+  const sqlRuntime = ManagedRuntime.make(
+    Layer.merge(PgClient.layer({ url: Redacted.make(url), maxConnections: 2 }), Logger.minimumLogLevel(LogLevel.Warning))
+  )
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  const runs = []
+  const decisions = []
+  try {
+    await sqlRuntime.runPromise(Migrations.run)
+    const identity = await seed(pool)
+    const credentials = [
+      ["service key", { "x-api-key": identity.key }],
+      ["session cookie", { cookie: `svc.session_token=${identity.session}` }]
+    ]
+    for (const [name, start] of [["full stack", fullStack], ["bare node:http + pg", bareServer]]) {
+      const port = await freePort()
+      const stop = await start(url, port)
+      try {
+        for (const [credential, headers] of credentials) {
+          await check(port, headers)
+          process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s...\n`)
+          const result = await load(port, headers)
+          if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+          runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
+        }
+      } finally {
+        await stop()
+      }
+    }
+    for (const total of BINDING_COUNTS) {
+      await growBindings(pool, total)
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM access_bindings")
+      process.stderr.write(`bench-auth: decide with ${rows[0].n} bindings...\n`)
+      decisions.push({ bindings: rows[0].n, ...(await timeDecisions(sqlRuntime, identity.principal)) })
+    }
+  } finally {
+    await pool.end().catch(() => {})
+    await sqlRuntime.dispose().catch(() => {})
+    await admin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(database)} WITH (FORCE)`)).catch(() => {})
+    if (server) await server.stop()
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  }
+
+  const lines = [
+    `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; GET /installation, ${CONNECTIONS} connections, ` +
+      `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback`,
+    "",
+    "| server | credential | requests/s | p50 ms | p99 ms | requests |",
+    "|---|---|---:|---:|---:|---:|"
+  ]
+  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} |`)
+  for (const credential of ["service key", "session cookie"]) {
+    const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
+    const bare = runs.find((r) => r.name !== "full stack" && r.credential === credential)
+    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | |`)
+  }
+  lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
+  for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)
+  console.log(lines.join("\n"))
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error("bench-auth failed:", error)
+    process.exit(1)
+  }
+)
