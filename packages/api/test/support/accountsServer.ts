@@ -10,6 +10,7 @@ import { httpPipeline } from "@svc/core/http"
 import { Effect, Either, Layer } from "effect"
 import { expect } from "vitest"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
+import { bindInstallationAdmin, createAccount, signedInSession } from "../../../../testing/identity.js"
 import { call, REQUEST_ID, serveForTest } from "../../../../testing/server.js"
 
 export const ORIGIN = "http://127.0.0.1:8080"
@@ -115,3 +116,20 @@ export const auditText = Effect.gen(function* () {
   const rows = yield* sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM audit_events a`.pipe(Effect.orDie)
   return rows.map((r) => r.row).join("\n")
 })
+
+/** An Installation administrator with a session, and the browser headers to act as it. */
+export const seedAdministrator = (email: string, options: AppOptions = {}) =>
+  Effect.gen(function* () {
+    const account = yield* createAccount(email)
+    yield* bindInstallationAdmin(account.principalId)
+    const session = yield* signedInSession(account.userId)
+    return { account, session, headers: browser(session.token, options) }
+  })
+
+/** An account with a session but no grant. */
+export const seedMember = (email: string, options: AppOptions = {}) =>
+  Effect.gen(function* () {
+    const account = yield* createAccount(email)
+    const session = yield* signedInSession(account.userId)
+    return { account, session, headers: browser(session.token, options) }
+  })
