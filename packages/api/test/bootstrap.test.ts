@@ -299,6 +299,34 @@ describe("svc bootstrap (production)", () => {
       await dropDatabase(url)
     }), 60_000)
 
+  it.live("two initializers at once: one Installation, one key file, both exit 0", () =>
+    Effect.promise(async () => {
+      const url = await migrated()
+      const dir = outputDir("race")
+      const env = productionEnv(url, dir)
+      const results = await Promise.all([run("bootstrap", env), run("bootstrap", env)])
+      for (const result of results) expect(result.exit.code, result.output).toBe(0)
+      const created = results.filter((result) => result.output.includes("bootstrap key written"))
+      expect(created).toHaveLength(1)
+      expect(results.filter((result) => result.output.includes("installation already bootstrapped"))).toHaveLength(1)
+      expect(await snapshot(url)).toEqual({
+        installations: 1, principals: 2, accounts: 1, bindings: 2, namespaces: 1, keys: 1, work: 1, audits: 1
+      })
+      const [installation] = await query(url, `SELECT id FROM installation`)
+      expect(readKeyFile(env.SVC_BOOTSTRAP_KEY_PATH).meta.installationId).toBe(installation!.id)
+      expect(await failureAudits(url)).toEqual([])
+      await dropDatabase(url)
+    }), 60_000)
+
+  it.live("an unmigrated database: exit non-zero, naming svc migrate", () =>
+    Effect.promise(async () => {
+      const url = await createDatabase()
+      const result = await run("bootstrap", productionEnv(url, outputDir("unmigrated")))
+      expect(result.exit.code).not.toBe(0)
+      expect(result.output).toContain("run svc migrate first")
+      await dropDatabase(url)
+    }), 60_000)
+
   it.live("production needs the output paths and the administrator email (exit 78)", () =>
     Effect.promise(async () => {
       const url = await createDatabase()
