@@ -8,23 +8,9 @@ import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/
 import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
-import { REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
-import { callback, CookieJar, ORIGIN, type Provider, RECEIPT_COOKIE, result, SESSION_COOKIE, start } from "./support/signInFlow.js"
-
-const auth = AuthSettings.from({ baseUrl: ORIGIN, production: false })
-
-const expectError = (response: { status: number; body: unknown }, status: number, code: string) =>
-  expect({ status: response.status, body: response.body }).toEqual({
-    status,
-    body: { error: { code, message: expect.any(String) }, meta: { requestId: expect.stringMatching(REQUEST_ID) } }
-  })
-
-const expectFailedCallback = (completed: { status: number; location: string | null; headers: Headers }) => {
-  expect(completed.status).toBe(302)
-  expect(completed.location).toBe(`${ORIGIN}/console/?error=sign_in_failed`)
-  const cookies = completed.headers.getSetCookie()
-  expect(cookies.some((line) => line.startsWith(`${SESSION_COOKIE}=`) || line.startsWith(`${RECEIPT_COOKIE}=`))).toBe(false)
-}
+import { serveForTest, TestServer } from "../../../testing/server.js"
+import { auth, expectError, expectFailedCallback } from "./support/externalSignInServer.js"
+import { callback, CookieJar, ORIGIN, type Provider, result, start } from "./support/signInFlow.js"
 
 describe("external sign-in without configured providers", () => {
   const unconfigured = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
