@@ -190,7 +190,7 @@ const fullStack = async (url, port) => {
 const load = (port, headers) =>
   new Promise((resolve, reject) => {
     autocannon(
-      { url: `http://127.0.0.1:${port}/installation`, connections: CONNECTIONS, duration: DURATION_S, headers },
+      { url: `http://127.0.0.1:${port}/installation`, connections: CONNECTIONS, duration: DURATION_S, headers, workers: 1 },
       (error, result) => (error ? reject(error) : resolve(result))
     )
   })

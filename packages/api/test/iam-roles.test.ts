@@ -71,7 +71,7 @@ describe("IAM Roles", () => {
         const path = `/namespaces/${ns}/iam/roles`
         const bad = yield* send(baseUrl, "POST", path, admin.headers, {
           name: " padded",
-          permissions: ["agent:read", "installation:administer", "namespace:create", "agent:fly", "nothing"],
+          permissions: ["agent:read", "installation:administer", "namespace:create", "agent:fly", "nothing", "agent_revision:delete"],
           extra: true
         })
         expectError(bad, 400, "INVALID_REQUEST")
@@ -81,9 +81,10 @@ describe("IAM Roles", () => {
           { code: "INVALID_VALUE", path: "/permissions/2" },
           { code: "INVALID_VALUE", path: "/permissions/3" },
           { code: "INVALID_VALUE", path: "/permissions/4" },
+          { code: "INVALID_VALUE", path: "/permissions/5" },
           { code: "UNKNOWN_FIELD", path: "/extra" }
         ]))
-        expect(bad.body.error.details).toHaveLength(6)
+        expect(bad.body.error.details).toHaveLength(7)
         expectError(yield* send(baseUrl, "POST", path, admin.headers, { permissions: [] }), 400, "INVALID_REQUEST", [
           { code: "REQUIRED", path: "/name" },
           { code: "INVALID_VALUE", path: "/permissions" }

@@ -2,7 +2,7 @@
  * Request and response bodies of the IAM HTTP API (DESIGN §6; SPEC 4.7 gives paths only).
  * Roles and AccessBindings are immutable; service principals are named automation identities.
  */
-import { isPermission, type Permission } from "@svc/core/iam"
+import { isPermission, namespaceAdminPermissions, type Permission } from "@svc/core/iam"
 import {
   BindingId,
   detailMessage,
@@ -24,12 +24,16 @@ export const ResourceName = Schema.String.pipe(
   })
 )
 
+const namespaceCatalogue: ReadonlySet<string> = new Set(namespaceAdminPermissions)
+
 /**
- * A permission a Namespace Role may hold: a valid `<resourceType>:<action>` that applies inside
- * a Namespace. `installation:*` and `namespace:create` act on the Installation and are refused.
+ * A permission a Namespace Role may hold: a valid `<resourceType>:<action>` that exists inside a
+ * Namespace, i.e. one of the built-in namespace-admin catalogue. `installation:*` and
+ * `namespace:create` act on the Installation; pairs no operation checks (`agent_revision:delete`)
+ * would make a Role nobody can bind (a binding never grants more than its creator holds).
  */
 export const isNamespacePermission = (value: string): value is Permission =>
-  isPermission(value) && !value.startsWith("installation:") && value !== "namespace:create"
+  isPermission(value) && namespaceCatalogue.has(value)
 
 export const NamespacePermission = Schema.String.pipe(
   Schema.filter(isNamespacePermission, {
