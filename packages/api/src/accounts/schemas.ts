@@ -18,14 +18,18 @@ export const IdproviderSubject = Schema.String.pipe(
   Schema.pattern(/^[\x21-\x7e]+$/, { message: detailMessage("INVALID_FORMAT") })
 )
 
-export const SignInBody = RequestBody({ email: Email, password: Password }).annotations({ identifier: "SignInRequest" })
+export const SignInBody = RequestBody({ email: Email, password: Password }).annotations({ identifier: "EmailSignInRequest" })
 
 export const SignInResult = Schema.Struct({
   authenticated: Schema.Literal(true),
   sessionKey: Schema.optional(Schema.String)
-}).annotations({ identifier: "SignInResult" })
+}).annotations({ identifier: "EmailSignInResult" })
 
-export const Empty = Schema.Struct({}).annotations({ identifier: "Empty" })
+/** `{}`: documented as an object with no properties (a bare `Struct({})` means "any object"). */
+export const Empty = Schema.Struct({}).annotations({
+  identifier: "Empty",
+  jsonSchema: { type: "object", properties: {}, additionalProperties: false }
+})
 
 export const SessionIdentity = Schema.Struct({
   authenticated: Schema.Literal(true),
@@ -139,4 +143,7 @@ export const SignInThrottledWire = Schema.transformOrFail(
         meta: { requestId }
       }))
   }
-).annotations(HttpApiSchema.annotations({ status: 429 }))
+).annotations({
+  ...HttpApiSchema.annotations({ status: 429 }),
+  description: "UNAUTHENTICATED with status 429: too many failed sign-ins; retry after Retry-After seconds"
+})
