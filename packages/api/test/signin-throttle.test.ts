@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { throttleDelay } from "../src/accounts/throttle.js"
 import { bindInstallationAdmin, createAccount } from "../../../testing/identity.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { accountsTestLayer, expectData, expectError, setCookieOf, signIn } from "./support/accountsServer.js"
@@ -85,5 +86,13 @@ describe("sign-in throttling (SPEC 5.4)", () => {
         yield* sql`UPDATE sign_in_failures SET at = at - interval '61 seconds'`
         expectData(yield* signIn(baseUrl, "window@example.test", PASSWORD), 200, { authenticated: true })
       }))
+  })
+})
+
+describe("the throttle delay", () => {
+  it("is 1 s for the first attempt over the limit, one more per further failure, at most 8 s", () => {
+    const delay = (failures: number) =>
+      Duration.toSeconds(throttleDelay({ throttled: failures >= 10, failures, retryAfterSeconds: 1 }))
+    expect([10, 11, 12, 17, 18, 100].map(delay)).toEqual([1, 2, 3, 8, 8, 8])
   })
 })
