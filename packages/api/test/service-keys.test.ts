@@ -2,10 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
-import { httpPipeline } from "@svc/core/http"
+import { httpPipeline, openApiDocument } from "@svc/core/http"
 import { BuiltinRoles, digestOf } from "@svc/core/iam"
 import { PrincipalId, RoleId } from "@svc/core/schema"
+import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Layer } from "effect"
+import { createRequire } from "node:module"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import {
   bindInstallationAdmin,
@@ -33,6 +35,8 @@ type Result = Awaited<ReturnType<typeof call>>
 
 /** Every response text of this file, for the scan that keys appear only where they must. */
 const responses: Array<string> = []
+/** Every exchange of this file, checked against the OpenAPI document at the end. */
+const exchanges: Array<{ readonly method: string; readonly path: string; readonly result: Result }> = []
 
 type Credential = { readonly cookie: string } | { readonly apiKey: string } | undefined
 
@@ -56,6 +60,8 @@ const request = (path: string, init: { method: string; credential?: Credential; 
       })
     )
     responses.push(result.text)
+    const template = path === "/api/auth/service-keys" ? path : "/api/auth/service-keys/{keyId}"
+    exchanges.push({ method: init.method.toLowerCase(), path: template, result })
     return result
   })
 
@@ -375,8 +381,39 @@ describe("service keys (SPEC 5.5)", () => {
         const stored = yield* sql<{ text: string }>`SELECT string_agg(row_to_json(k)::text, '') AS text FROM service_keys k`
         expect(stored[0]!.text).not.toContain(key)
       }))
+
+    it.effect("every response of this file matches the OpenAPI document", () =>
+      Effect.sync(() => {
+        const doc = openApiDocument(SvcApi) as any
+        const ajv = new Ajv2020({ strict: false, allErrors: true })
+        ;(createRequire(import.meta.url)("ajv-formats") as (ajv: Ajv2020) => void)(ajv)
+        ajv.addSchema({ ...(withoutIds(doc) as object), $id: "openapi" })
+        const statuses = new Set<string>()
+        for (const { method, path, result } of exchanges) {
+          const status = String(result.status)
+          statuses.add(`${method} ${status}`)
+          expect(doc.paths[path]?.[method]?.responses?.[status], `${method} ${path} documents ${status}`).toBeDefined()
+          const pointer = ["paths", path, method, "responses", status, "content", "application/json", "schema"]
+            .map((segment) => segment.replace(/~/g, "~0").replace(/\//g, "~1"))
+            .join("/")
+          const validate = ajv.compile({ $ref: `openapi#/${pointer}` })
+          validate(result.body)
+          expect(validate.errors ?? [], result.text).toEqual([])
+        }
+        for (const seen of ["post 201", "post 400", "post 401", "post 403", "post 415", "post 503", "delete 200", "delete 401", "delete 403", "delete 404", "delete 503"]) {
+          expect(statuses).toContain(seen)
+        }
+      }))
   })
 })
+
+// Other groups' schemas may repeat `$id`s; they are irrelevant to these paths.
+const withoutIds = (node: unknown): unknown =>
+  Array.isArray(node)
+    ? node.map(withoutIds)
+    : typeof node === "object" && node !== null
+    ? Object.fromEntries(Object.entries(node).filter(([key]) => key !== "$id").map(([key, value]) => [key, withoutIds(value)]))
+    : node
 
 const keyCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ count: number }>`SELECT count(*)::int AS count FROM service_keys`.pipe(Effect.map((rows) => rows[0]!.count))
