@@ -292,6 +292,7 @@ describe("svc bootstrap (production)", () => {
       await query(url, `INSERT INTO namespaces (id, name, status) VALUES ('ns_00000000-0000-4000-8000-000000000000', 'default', 'ready')`)
       const result = await run("bootstrap", env)
       expect(result.exit.code, result.output).not.toBe(0)
+      expect(result.output).toContain("bootstrap failed: a Namespace named default already exists")
       expect(await snapshot(url)).toEqual({ ...nothing, namespaces: 1 })
       expect(fs.existsSync(env.SVC_BOOTSTRAP_KEY_PATH)).toBe(false)
       const audits = await failureAudits(url)

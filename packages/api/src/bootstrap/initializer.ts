@@ -72,12 +72,19 @@ const toBootstrapError = (error: unknown): BootstrapError => {
   if (error instanceof BootstrapError) return error
   if (error instanceof OutputFileError) return new BootstrapError({ reason: `output-${error.reason}`, problem: error.message })
   const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "unknown"
-  return new BootstrapError({
-    reason: tag === "SqlError" ? "database" : tag === "NamespaceNameTaken" ? "namespace-exists" : "internal",
-    problem: tag === "SqlError"
-      ? "the database rejected or lost the bootstrap transaction; its outcome may be unknown"
-      : `bootstrap failed (${tag})`
-  })
+  if (tag === "NamespaceNameTaken") {
+    return new BootstrapError({ reason: "namespace-exists", problem: `a Namespace named ${DEFAULT_NAMESPACE} already exists` })
+  }
+  if (tag === "SqlError") {
+    // Only the SQLSTATE: a driver message may quote row values.
+    const cause = (error as { cause?: unknown }).cause
+    const state = typeof cause === "object" && cause !== null && "code" in cause ? ` (SQLSTATE ${String(cause.code)})` : ""
+    return new BootstrapError({
+      reason: "database",
+      problem: `the database rejected or lost the bootstrap transaction${state}; its outcome may be unknown`
+    })
+  }
+  return new BootstrapError({ reason: "internal", problem: `bootstrap failed (${tag})` })
 }
 
 /**
