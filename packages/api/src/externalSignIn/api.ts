@@ -10,16 +10,16 @@ export const AttemptId = PatternString(/^[A-Za-z0-9_-]{43}$/, 43).annotations({
   description: "The sign-in attempt: 43 characters of A-Z a-z 0-9 _ -"
 })
 
-export const SignInStarted = Schema.Struct({
+export const ExternalSignInStarted = Schema.Struct({
   attemptId: AttemptId,
   url: Schema.String.annotations({ description: "The provider's authorization URL", jsonSchema: { type: "string", format: "uri" } })
-}).annotations({ identifier: "SignInStarted" })
+}).annotations({ identifier: "ExternalSignInStarted" })
 
-export const SignInResultRequest = RequestBody({ attemptId: AttemptId }).annotations({ identifier: "SignInResultRequest" })
+export const ExternalSignInResultRequest = RequestBody({ attemptId: AttemptId }).annotations({ identifier: "ExternalSignInResultRequest" })
 
-export const SignInResult = Schema.Struct({
+export const ExternalSignInResult = Schema.Struct({
   sessionKey: Schema.String.annotations({ description: "The non-credential key of the session the callback issued" })
-}).annotations({ identifier: "SignInResult" })
+}).annotations({ identifier: "ExternalSignInResult" })
 
 /**
  * SPEC 5.3 for the unauthenticated provider mutations (`start`, `result`): `Origin` exactly the
@@ -37,7 +37,7 @@ const endpoints = <P extends ProviderId>(provider: P) => {
   const base = `/api/auth/providers/${provider}` as const
   return {
     start: HttpApiEndpoint.post(`${provider}Start`, `${base}/start`)
-      .addSuccess(Envelope(SignInStarted, "SignInStartedResponse"))
+      .addSuccess(Envelope(ExternalSignInStarted, "ExternalSignInStartedResponse"))
       .addError(ErrorWire.NOT_FOUND)
       .middleware(BrowserOrigin)
       .annotate(OpenApi.Summary, `Start a ${provider} sign-in`),
@@ -45,8 +45,8 @@ const endpoints = <P extends ProviderId>(provider: P) => {
       .addSuccess(Redirect)
       .annotate(OpenApi.Summary, `The ${provider}'s redirect back: completes the sign-in`),
     result: HttpApiEndpoint.post(`${provider}Result`, `${base}/result`)
-      .setPayload(SignInResultRequest)
-      .addSuccess(Envelope(SignInResult, "SignInResultResponse"))
+      .setPayload(ExternalSignInResultRequest)
+      .addSuccess(Envelope(ExternalSignInResult, "ExternalSignInResultResponse"))
       .addError(ErrorWire.NOT_FOUND)
       .addError(ErrorWire.UNAUTHENTICATED)
       .middleware(JsonBody)
