@@ -386,6 +386,9 @@ describe("bootstrap in development", () => {
         key = output.data.key
         const issued = await issueKey(baseUrl, key, { servicePrincipalId: output.data.servicePrincipalId, name: "laptop" })
         expect(issued.status, issued.text).toBe(201)
+        const installation = await call(`${baseUrl}/installation`, { headers: { "x-api-key": key } })
+        expect(installation.status, installation.text).toBe(200)
+        expect((await call(`${baseUrl}/installation`)).status).toBe(401)
       } finally {
         expect((await first?.stop("SIGINT"))?.code).toBe(0)
       }
