@@ -23,7 +23,10 @@ const logListening = Layer.effectDiscard(
   HttpServer.addressFormattedWith((url) => Effect.logInfo(`svc api listening on ${url}`).pipe(Effect.annotateLogs({ url })))
 )
 
-/** The API server of the service: needs an SqlClient. */
+/**
+ * The API server of the service: needs an SqlClient and the ProcessConfiguration (SVC_BASE_URL
+ * for external sign-in, `ExternalSignInSettings.fromConfiguration`).
+ */
 export const ApiServerLive = (options: ServerOptions) =>
   Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(
     Layer.provide(listen(options)),
