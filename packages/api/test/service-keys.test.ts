@@ -317,6 +317,19 @@ describe("service keys (SPEC 5.5)", () => {
         expect(audit).toEqual([{ actor_principal_id: admin.principalId }])
       }))
 
+    it.effect("revoking an issuer's key leaves the keys issued through it, and the principal's bindings", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { adminCookie, automation } = yield* identities
+        const issuer = (yield* issue(adminCookie, { servicePrincipalId: automation, name: "issuer" })).body.data
+        const child = (yield* issue({ apiKey: issuer.key }, { servicePrincipalId: automation, name: "child" })).body.data
+        expect((yield* revoke(adminCookie, issuer.id)).status).toBe(200)
+        expectError(yield* revoke({ apiKey: issuer.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        expectError(yield* revoke({ apiKey: child.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        const bindings = yield* sql`SELECT 1 FROM access_bindings WHERE principal_id = ${automation}`
+        expect(bindings).toHaveLength(1)
+      }))
+
     it.effect("an expired key is 401", () =>
       Effect.gen(function* () {
         const { automation } = yield* identities
