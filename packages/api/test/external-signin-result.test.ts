@@ -94,5 +94,24 @@ describe("external sign-in result", () => {
         yield* sql`UPDATE sessions SET revoked_at = now() WHERE account_id = ${account.userId}`
         expectError(yield* result(baseUrl, "idprovider", revoked.attemptId, revoked.jar), 401, "UNAUTHENTICATED")
       }))
+
+    it.effect("two simultaneous redemptions of one receipt: exactly one succeeds", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const mock = yield* MockOAuthProvider
+        yield* enrolled("receipt-race@example.com", "codehost", "9292")
+        mock.as("9292")
+        const flow = yield* signIn(baseUrl, "codehost")
+        const copy = () => {
+          const jar = new CookieJar()
+          for (const [name, value] of flow.jar.cookies) jar.cookies.set(name, value)
+          return jar
+        }
+        const both = yield* Effect.all(
+          [result(baseUrl, "codehost", flow.attemptId, copy()), result(baseUrl, "codehost", flow.attemptId, copy())],
+          { concurrency: 2 }
+        )
+        expect(both.map((response) => response.status).sort()).toEqual([200, 401])
+      }))
   })
 })

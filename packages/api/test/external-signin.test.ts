@@ -180,6 +180,29 @@ describe("external sign-in", () => {
         expect(yield* sessionsOf(account.userId)).toHaveLength(1)
       }))
 
+    it.effect("two simultaneous callbacks for one attempt: exactly one signs in", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const mock = yield* MockOAuthProvider
+        const account = yield* enrolled("race@example.com", "codehost", "3131")
+        mock.as("3131")
+        const jar = new CookieJar()
+        const started = yield* start(baseUrl, "codehost", jar)
+        const redirect = yield* authorize(started.body.data.url)
+        const binding = jar.cookies.get(BINDING_COOKIE)!
+        const browser = () => {
+          const copy = new CookieJar()
+          copy.cookies.set(BINDING_COOKIE, binding)
+          return copy
+        }
+        const both = yield* Effect.all(
+          [callback(baseUrl, "codehost", redirect.search, browser()), callback(baseUrl, "codehost", redirect.search, browser())],
+          { concurrency: 2 }
+        )
+        expect(both.map((completed) => completed.location).sort()).toEqual([`${ORIGIN}/console/`, `${ORIGIN}/console/?error=sign_in_failed`])
+        expect(yield* sessionsOf(account.userId)).toHaveLength(1)
+      }))
+
     it.effect("the callback completes only in the browser that started the attempt", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
