@@ -330,6 +330,18 @@ describe("service keys (SPEC 5.5)", () => {
         expect(bindings).toHaveLength(1)
       }))
 
+    it.effect("a key never outlives its principal's grants: policy changes apply on the next request", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { adminCookie } = yield* identities
+        const temp = yield* createServicePrincipal("temporary")
+        const binding = yield* bindInstallationAdmin(temp)
+        const issued = (yield* issue(adminCookie, { servicePrincipalId: temp, name: "temp" })).body.data
+        expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        yield* sql`DELETE FROM access_bindings WHERE id = ${binding}`
+        expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 403, "FORBIDDEN")
+      }))
+
     it.effect("an expired key is 401", () =>
       Effect.gen(function* () {
         const { automation } = yield* identities
