@@ -2,9 +2,18 @@ import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import { DependencyUnavailable, Forbidden, NotFound } from "@svc/core/errors"
 import { CurrentCaller, decide, namespaceOf, type Permission, permission, type ResourceRef } from "@svc/core/iam"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 
 export type AuthorizationError = Forbidden | NotFound | DependencyUnavailable
+
+/**
+ * Runs `effect` on its own connection even when the caller is inside `sql.withTransaction`: a
+ * denial ends the request, and the handler's transaction then rolls back, so an audit record
+ * written inside it would be lost. A denial describes no change, so it commits on its own.
+ */
+const outsideTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.mapInputContext(effect, (context: Context.Context<R>) =>
+    Context.omit(SqlClient.TransactionConnection)(context) as Context.Context<R>)
 
 const readPermissionOf = (resource: ResourceRef): Permission => permission(resource.kind, "read")
 
@@ -15,7 +24,8 @@ const readPermissionOf = (resource: ResourceRef): Permission => permission(resou
  *   not it exists, so nothing leaks);
  * - the caller may not even read it: 404, never a hint that it exists;
  * - it may read it but lacks the exact permission (or a Restriction matches): 403.
- * Every denial is audited. Policy is read from the database on every call; if it cannot be,
+ * Every denial is audited, on its own connection so the record survives the rollback of a
+ * surrounding transaction. Policy is read from the database on every call; if it cannot be,
  * the request fails closed with 503.
  */
 export const authorize = (
@@ -32,14 +42,14 @@ export const authorize = (
       (yield* decide(caller, readPermissionOf(resource), resource))._tag !== "Allowed"
     const notReadable = hidden || (decision.reason !== "out-of-scope" && resource.kind !== "installation" &&
       required === readPermissionOf(resource))
-    yield* recordAudit({
+    yield* outsideTransaction(recordAudit({
       kind: "authorization.denied",
       outcome: "denied",
       actorPrincipalId: caller.principalId,
       namespaceId: namespaceOf(resource),
       resource: resource.kind === "installation" ? { kind: "installation", id: "installation" } : { kind: resource.kind, id: resource.id },
       details: { permission: required, reason: decision.reason }
-    })
+    }))
     return yield* (notReadable
       ? new NotFound({ message: "The resource does not exist." })
       : new Forbidden({ message: `The caller lacks ${required} on this resource.` }))
