@@ -79,6 +79,19 @@ describe("external sign-in", () => {
           expect(completed.location).toBe(CONSOLE)
           const sessions = yield* sessionsOf(account.userId)
           expect(sessions).toHaveLength(1)
+          const sql = yield* SqlClient.SqlClient
+          const audit = yield* sql`
+            SELECT outcome, actor_principal_id, resource_kind, resource_id, details, request_id FROM audit_events
+            WHERE kind = 'authentication.external-sign-in' AND resource_id = ${account.userId}
+          `
+          expect(audit).toEqual([{
+            outcome: "success",
+            actor_principal_id: account.principalId,
+            resource_kind: "account",
+            resource_id: account.userId,
+            details: { provider, methodId: expect.stringMatching(/^mth_/), sessionId: sessions[0]!.id },
+            request_id: expect.stringMatching(REQUEST_ID)
+          }])
           expect(jar.cookies.has(BINDING_COOKIE)).toBe(false)
           const sessionCookie = jar.cookies.get(SESSION_COOKIE)!
           expect(sessionCookie).toMatch(/^svcs_/)

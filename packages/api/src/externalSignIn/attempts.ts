@@ -89,6 +89,12 @@ export const consumeAttempt = (options: {
     })
   }).pipe(Effect.withSpan("SignInAttempts.consume"))
 
+export interface EnrolledAccount {
+  readonly id: string
+  readonly principalId: string
+  readonly methodId: string
+}
+
 /**
  * The enrolled, enabled, unrevoked account with this external identity, if any. Only an
  * administrator enrols identities: nothing is ever created here.
@@ -96,18 +102,19 @@ export const consumeAttempt = (options: {
 export const findAccountBySubject = (
   provider: ProviderId,
   subject: string
-): Effect.Effect<Option.Option<string>, SqlError, SqlClient.SqlClient> =>
+): Effect.Effect<Option.Option<EnrolledAccount>, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string }>`
-      SELECT a.id
+    const rows = yield* sql<{ id: string; principal_id: string; method_id: string }>`
+      SELECT a.id, a.principal_id, m.id AS method_id
       FROM account_methods m
         JOIN accounts a ON a.id = m.account_id
         JOIN principals p ON p.id = a.principal_id
       WHERE m.provider_id = ${provider} AND m.subject = ${subject}
         AND a.enrolled_at IS NOT NULL AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
     `
-    return Option.fromNullable(rows[0]?.id)
+    const row = rows[0]
+    return row === undefined ? Option.none() : Option.some({ id: row.id, principalId: row.principal_id, methodId: row.method_id })
   }).pipe(Effect.withSpan("SignInAttempts.findAccount"))
 
 /** Records the session the callback issued and the digest of its one-use receipt. */

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
+import { recordAudit } from "@svc/core/audit"
 import type { SqlError } from "@effect/sql/SqlError"
 import { DependencyUnavailable, Forbidden, NotFound, Unauthenticated } from "@svc/core/errors"
 import { newOpaqueId } from "@svc/core/iam"
@@ -37,13 +38,13 @@ const notConfigured = () => new NotFound({ message: "This sign-in provider is no
 const consoleUrl = (baseUrl: string, failed: boolean) =>
   failed ? `${baseUrl}/console/?error=sign_in_failed` : `${baseUrl}/console/`
 
-interface Context {
+interface Deps {
   readonly auth: AuthSettingsShape
   readonly settings: ExternalSignInSettingsShape
   readonly sql: SqlClient.SqlClient
 }
 
-const start = (ctx: Context, provider: ProviderId) =>
+const start = (ctx: Deps, provider: ProviderId) =>
   Effect.gen(function* () {
     const config = ctx.settings.providers[provider]
     if (config === undefined) return yield* notConfigured()
@@ -85,7 +86,7 @@ const causeSummary = (error: ProviderExchangeFailed | undefined) => {
  * matching, unexpired attempt in the browser that started it, a successful code exchange and
  * an enrolled, enabled account with that identity issue a session (and the result receipt).
  */
-const callback = (ctx: Context, provider: ProviderId, request: HttpServerRequest.HttpServerRequest) =>
+const callback = (ctx: Deps, provider: ProviderId, request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function* () {
     const config = ctx.settings.providers[provider]
     if (config === undefined) return yield* Effect.fail(failed("provider not configured"))
@@ -109,12 +110,22 @@ const callback = (ctx: Context, provider: ProviderId, request: HttpServerRequest
     const account = yield* findAccountBySubject(provider, subject)
     if (Option.isNone(account)) return yield* Effect.fail(failed("no enrolled, enabled account has this identity"))
     const receipt = newOpaqueId()
+    const { id: accountId, methodId, principalId } = account.value
     const session = yield* ctx.sql.withTransaction(
-      Effect.tap(issueSession(account.value), (session) =>
-        completeAttempt({ id: attempt.value.id, sessionId: session.id, receipt }))
+      Effect.tap(issueSession(accountId), (session) =>
+        Effect.zipRight(
+          completeAttempt({ id: attempt.value.id, sessionId: session.id, receipt }),
+          recordAudit({
+            kind: "authentication.external-sign-in",
+            outcome: "success",
+            actorPrincipalId: principalId,
+            resource: { kind: "account", id: accountId },
+            details: { provider, methodId, sessionId: session.id }
+          })
+        ))
     )
     yield* Effect.logInfo("external sign-in succeeded").pipe(
-      Effect.annotateLogs({ provider, accountId: account.value, sessionId: session.id })
+      Effect.annotateLogs({ provider, accountId, sessionId: session.id })
     )
     const redirect = withoutCookie(
       HttpServerResponse.redirect(consoleUrl(ctx.settings.baseUrl, false), { status: 302 }),
@@ -147,7 +158,7 @@ const callback = (ctx: Context, provider: ProviderId, request: HttpServerRequest
  * caller must present that very session's cookie; nothing is issued or extended here.
  */
 const result = (
-  ctx: Context,
+  ctx: Deps,
   provider: ProviderId,
   request: HttpServerRequest.HttpServerRequest,
   attemptId: string
@@ -180,7 +191,7 @@ const result = (
 
 export const ExternalSignInLive = HttpApiBuilder.group(SvcApi, "externalSignIn", (handlers) =>
   Effect.gen(function* () {
-    const ctx: Context = {
+    const ctx: Deps = {
       auth: yield* AuthSettings,
       settings: yield* ExternalSignInSettings,
       sql: yield* SqlClient.SqlClient
