@@ -153,6 +153,34 @@ describe("IAM AccessBindings", () => {
         expect(rows[0]!.n).toBe(1)
       }))
 
+    it.effect("concurrent identical bindings make one; a Role deleted while it is being bound leaves no dangling binding", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("bind-race@example.com")
+        const ns = yield* seedNamespace("bind-race")
+        const path = `/namespaces/${ns}/iam/access-bindings`
+        const principal = yield* createServicePrincipal("race", ns)
+        const body = { principalId: principal, roleId: BuiltinRoles.namespaceViewer.id, resource: { kind: "namespace", id: ns } }
+        const same = yield* Effect.all(Array.from({ length: 8 }, () => send(baseUrl, "POST", path, admin.headers, body)), { concurrency: "unbounded" })
+        expect(same.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409])
+        const sql = yield* SqlClient.SqlClient
+        for (let round = 0; round < 5; round++) {
+          const role = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/iam/roles`, admin.headers, {
+            name: `race-${round}`,
+            permissions: ["agent:read"]
+          }), 201)
+          const [bound, deleted] = yield* Effect.all([
+            send(baseUrl, "POST", path, admin.headers, { ...body, roleId: role.id }),
+            send(baseUrl, "DELETE", `/namespaces/${ns}/iam/roles/${role.id}`, admin.headers)
+          ], { concurrency: "unbounded" })
+          // Either the binding won (and the delete saw it: 409) or the delete won (and the
+          // binding found no Role: 400, or lost the race to its foreign key: 409).
+          expect([[201, 409], [400, 204], [409, 204]]).toContainEqual([bound.status, deleted.status])
+          const dangling = yield* sql`SELECT 1 FROM access_bindings b LEFT JOIN roles r ON r.id = b.role_id WHERE r.id IS NULL`
+          expect(dangling).toEqual([])
+        }
+      }))
+
     it.effect("401, 403 and 404 on every binding route", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
