@@ -62,6 +62,11 @@ describe("accounts and sessions responses against the OpenAPI document", () => {
         expect(throttled.status).toBe(429)
         matchesDocument(signInPath, "post", throttled)
         expect(doc.paths[signInPath].post.responses["429"].description).toMatch(/UNAUTHENTICATED|sign-ins/)
+        expect(doc.paths[signInPath].post.responses["429"].headers["Retry-After"].schema).toEqual({
+          type: "integer",
+          minimum: 1,
+          maximum: 60
+        })
 
         const token = /svc\.session_token=([^;]+)/.exec(ok.headers.get("set-cookie")!)![1]!
         matchesDocument("/api/auth/session", "get", yield* send(baseUrl, "GET", "/api/auth/session"))

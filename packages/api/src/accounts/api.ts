@@ -28,6 +28,22 @@ import {
 
 const AccountRefResponse = Envelope(AccountRef, "AccountRefResponse")
 
+/** The 429 of sign-in carries `Retry-After`; HttpApi has no way to declare a response header. */
+const documentRetryAfter = <Operation extends Record<string, unknown>>(operation: Operation): Operation => {
+  const responses = operation["responses"] as Record<string, { headers?: Record<string, unknown> }> | undefined
+  const throttled = responses?.["429"]
+  if (throttled !== undefined) {
+    throttled.headers = {
+      ...throttled.headers,
+      "Retry-After": {
+        description: "Seconds until sign-in attempts for this email are accepted again",
+        schema: { type: "integer", minimum: 1, maximum: 60 }
+      }
+    }
+  }
+  return operation
+}
+
 // Middleware order: the last one added runs first, and all run before the body is decoded.
 // Authentication is added last so that 401 wins over 403/415/400 (STYLE.md "Sharp edges").
 
@@ -41,6 +57,7 @@ export const AuthSessionsApi = HttpApiGroup.make("authSessions")
       .addError(SignInThrottledWire)
       .middleware(JsonBody)
       .middleware(SignInOrigin)
+      .annotate(OpenApi.Transform, documentRetryAfter)
       .annotate(OpenApi.Summary, "Sign in with email and password; the session is set only with Set-Cookie")
   )
   .add(
