@@ -319,6 +319,27 @@ describe("accounts: POST /api/auth/accounts and account state", () => {
         ])
       }))
 
+    it.effect("concurrent changes with one expectedVersion: exactly one succeeds, the others are 409", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdministrator("admin11@example.test")
+        const target = yield* createAccount("target11@example.test")
+        const servicePrincipal = yield* createServicePrincipal("admin-automation-11")
+        yield* bindInstallationAdmin(servicePrincipal)
+        const { key } = yield* insertServiceKey(servicePrincipal)
+        const path = `/api/auth/accounts/${target.userId}/disable`
+        expectError(yield* send(baseUrl, "POST", path, { "x-api-key": key }, { expectedVersion: 1 }), 401, "UNAUTHENTICATED")
+        const results = yield* Effect.all(
+          Array.from({ length: 4 }, () => send(baseUrl, "POST", path, admin.headers, { expectedVersion: 1 })),
+          { concurrency: "unbounded" }
+        )
+        expect(results.map((result) => result.status).sort()).toEqual([200, 409, 409, 409])
+        const read = yield* send(baseUrl, "GET", `/api/auth/accounts/${target.userId}`, admin.headers)
+        expect(read.body.data.version).toBe(2)
+        const audited = (yield* auditRows).filter((row) => row.resource_id === target.userId && row.kind === "account.disabled")
+        expect(audited).toHaveLength(1)
+      }))
+
     // Last: scans what every test above sent back and wrote.
     it.effect("no password or session token appears in any response body, cookie aside, or in the audit table", () =>
       Effect.gen(function* () {
