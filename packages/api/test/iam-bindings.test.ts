@@ -181,6 +181,30 @@ describe("IAM AccessBindings", () => {
         }
       }))
 
+    it.effect("a Namespace administrator's key manages IAM inside its own Namespace, and only there", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const ns = yield* seedNamespace("bind-nskey")
+        const other = yield* seedNamespace("bind-nskey-other")
+        const key = yield* seedServiceKey("bind-nskey", ns)
+        yield* bindRole(key.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: ns })
+        const robot = yield* createServicePrincipal("bind-nskey-robot", ns)
+        const role = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/iam/roles`, key.headers, {
+          name: "robot",
+          permissions: ["agent:read", "agent:deploy"]
+        }), 201)
+        const binding = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/iam/access-bindings`, key.headers, {
+          principalId: robot,
+          roleId: role.id,
+          resource: { kind: "agent", id: AgentId.make() }
+        }), 201)
+        expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/access-bindings/${binding.id}`, key.headers), 200)
+        expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/access-bindings`, key.headers), 403, "FORBIDDEN")
+        expectError(yield* send(baseUrl, "POST", `/namespaces/${other}/iam/roles`, key.headers, { name: "x", permissions: ["agent:read"] }), 403, "FORBIDDEN")
+        expect((yield* send(baseUrl, "DELETE", `/namespaces/${ns}/iam/access-bindings/${binding.id}`, key.headers)).status).toBe(204)
+        expect((yield* send(baseUrl, "DELETE", `/namespaces/${ns}/iam/roles/${role.id}`, key.headers)).status).toBe(204)
+      }))
+
     it.effect("401, 403 and 404 on every binding route", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
