@@ -9,5 +9,9 @@ export const serverOptions = ({ process, installation }: StartupConfig): ServerO
   development: process.env === "development",
   maxBodyBytes: process.maxBodyBytes,
   installation,
-  auth: AuthSettings.from({ baseUrl: process.baseUrl, production: process.env === "production" })
+  auth: AuthSettings.from({
+    baseUrl: process.baseUrl,
+    production: process.env === "production",
+    trustedProxies: process.trustedProxies
+  })
 })

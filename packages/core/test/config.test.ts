@@ -120,7 +120,10 @@ describe("ProcessConfig", () => {
     ["SVC_AUTH_SECRET", "too-short-secret", "expected 32-4096 characters"],
     ["SVC_SECRET_KEY", Buffer.alloc(16, 1).toString("base64"), "expected 32 bytes encoded as base64"],
     ["SVC_SECRET_KEY", "not base64 at all!", "expected 32 bytes encoded as base64"],
-    ["SVC_DEV_ADMIN_PASSWORD", "short-pw", "expected 12-128 characters"]
+    ["SVC_DEV_ADMIN_PASSWORD", "short-pw", "expected 12-128 characters"],
+    ["SVC_TRUSTED_PROXIES", "10.0.0.1, proxy.local", `expected a comma-separated list of IP addresses or CIDR blocks, got "proxy.local"`],
+    ["SVC_TRUSTED_PROXIES", "10.0.0.0/33", `got "10.0.0.0/33"`],
+    ["SVC_TRUSTED_PROXIES", "fd00::/129", `got "fd00::/129"`]
   ]
 
   it.each(invalid)("rejects %s=%j naming the variable and the rule", (name, value, rule) => {
@@ -166,6 +169,15 @@ describe("ProcessConfig", () => {
     )
     // Loopback over http stays possible (local production-mode runs).
     expect(settingsOf({ ...PRODUCTION, SVC_BASE_URL: "http://127.0.0.1:8080" }).baseUrl).toBe("http://127.0.0.1:8080")
+  })
+
+  it("reads SVC_TRUSTED_PROXIES as a list of addresses and CIDR blocks, none by default", () => {
+    expect(settingsOf({}).trustedProxies).toEqual([])
+    expect(settingsOf({ SVC_TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.10,fd00::/8" }).trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.10",
+      "fd00::/8"
+    ])
   })
 
   it("defaults SVC_BASE_URL to the listen address", () => {

@@ -22,17 +22,17 @@ export const enabledProviders: Effect.Effect<EnabledProviders> = Effect.map(
 export const anyExternalProvider = (enabled: EnabledProviders): boolean => enabled.codehost || enabled.idprovider
 
 /**
- * SPEC 5.4/6: with password sign-in only, every browser behind a shared ingress address shares
- * the per-email limits (there is no trusted-proxy setting to tell clients apart), so the API
- * says so once at start-up.
+ * SPEC 5.4/6: with password sign-in only and no trusted proxy (`SVC_TRUSTED_PROXIES`), every
+ * browser behind an ingress shares its address and only the per-email limit protects
+ * accounts, so the API says so once at start-up.
  */
-export const warnIfPasswordOnly = (enabled: EnabledProviders): Effect.Effect<void> =>
-  anyExternalProvider(enabled)
+export const warnIfPasswordOnly = (enabled: EnabledProviders, behindTrustedProxy: boolean): Effect.Effect<void> =>
+  anyExternalProvider(enabled) || behindTrustedProxy
     ? Effect.void
     : Effect.logWarning("authentication.sign-in-limit-warning").pipe(
       Effect.annotateLogs({
         event: "authentication.sign-in-limit-warning",
         profile: "password-only",
-        detail: "sign-in throttling is per email only (10 failures per minute); no trusted proxy is configured, so per-client-address limits are off"
+        detail: "browsers behind a shared ingress address cannot be told apart: sign-in throttling is per email only (10 failures per minute); set SVC_TRUSTED_PROXIES to add the per-client-address limit"
       })
     )

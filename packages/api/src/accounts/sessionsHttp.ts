@@ -8,6 +8,7 @@ import { AuthSettings } from "../auth/settings.js"
 import { clearSessionCookie, revokeSession, setSessionCookie } from "../auth/sessions.js"
 import { InspectedSession } from "./middleware.js"
 import { anyExternalProvider, enabledProviders, warnIfPasswordOnly } from "./providers.js"
+import { clientAddressOf } from "../auth/clientAddress.js"
 import { SignInThrottled, SignInThrottledWire } from "./schemas.js"
 import { signInWithPassword } from "./signIn.js"
 import type { Throttled } from "./throttle.js"
@@ -29,10 +30,14 @@ export const AuthSessionsLive = HttpApiBuilder.group(SvcApi, "authSessions", (ha
     const settings = yield* AuthSettings
     const providers = yield* enabledProviders
     const sessionBinding = anyExternalProvider(providers)
-    yield* warnIfPasswordOnly(providers)
+    yield* warnIfPasswordOnly(providers, settings.behindTrustedProxy)
     return handlers
-      .handle("signInEmail", ({ payload }) =>
-        signInWithPassword(payload.email, payload.password).pipe(
+      .handle("signInEmail", ({ payload, request }) =>
+        signInWithPassword(
+          payload.email,
+          payload.password,
+          clientAddressOf(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], settings.trustedProxies)
+        ).pipe(
           Effect.tap((session) =>
             HttpApp.appendPreResponseHandler((_request, response) =>
               Effect.orDie(setSessionCookie(response, settings, session))

@@ -41,25 +41,26 @@ const badCredentials = new Unauthenticated({ message: "The email or password is 
  */
 export const signInWithPassword = (
   email: string,
-  password: string
+  password: string,
+  clientAddress: string | null = null
 ): Effect.Effect<IssuedSession, Unauthenticated | Throttled | DependencyUnavailable, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const normalized = email.toLowerCase()
     const digest = digestOf(normalized)
-    const throttle = yield* throttleState(digest)
+    const throttle = yield* throttleState(digest, clientAddress)
     const account = yield* findPasswordAccount(normalized)
     const matches = yield* verifyPassword(account?.password_hash ?? DECOY_HASH, password)
     const signsIn = account !== undefined && account.usable && matches
     if (throttle.throttled) {
       const exempt = signsIn && (yield* administersInstallation(account.principal_id))
       if (!exempt) {
-        yield* recordFailure(digest)
+        yield* recordFailure(digest, clientAddress)
         yield* Effect.sleep(throttleDelay(throttle))
         return yield* new Throttled({ retryAfterSeconds: throttle.retryAfterSeconds })
       }
     }
     if (!signsIn) {
-      yield* recordFailure(digest)
+      yield* recordFailure(digest, clientAddress)
       return yield* badCredentials
     }
     return yield* issueSession(account.id)

@@ -35,10 +35,16 @@ export const withProviders = (...names: ReadonlyArray<"codehost" | "idprovider">
 export interface AppOptions {
   readonly production?: boolean
   readonly providers?: ReadonlyArray<"codehost" | "idprovider">
+  /** SVC_TRUSTED_PROXIES of the server under test. */
+  readonly trustedProxies?: ReadonlyArray<string>
 }
 
 export const settingsFor = (options: AppOptions = {}) =>
-  AuthSettings.from({ baseUrl: options.production ? PRODUCTION_ORIGIN : ORIGIN, production: options.production ?? false })
+  AuthSettings.from({
+    baseUrl: options.production ? PRODUCTION_ORIGIN : ORIGIN,
+    production: options.production ?? false,
+    trustedProxies: options.trustedProxies
+  })
 
 export const accountsTestLayer = (options: AppOptions = {}) =>
   serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(

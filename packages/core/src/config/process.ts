@@ -52,6 +52,11 @@ export interface ProcessSettings {
   readonly bootstrap: BootstrapOutputs
   /** `SVC_MAX_BODY_BYTES`: create-request body limit (SPEC 8: 448 KiB). */
   readonly maxBodyBytes: number
+  /**
+   * `SVC_TRUSTED_PROXIES`: addresses or CIDR blocks of reverse proxies whose `X-Forwarded-For`
+   * names the client (SPEC 5.4 per-client-address sign-in limits). Empty: none trusted.
+   */
+  readonly trustedProxies: ReadonlyArray<string>
   readonly telemetry: TelemetrySettings
 }
 
@@ -155,6 +160,7 @@ const raw = Config.all({
     V.variable("SVC_MAX_BODY_BYTES", V.integerBetween(1024, 64 * 1024 * 1024)),
     defaults.maxBodyBytes
   ),
+  trustedProxies: V.withDefault(V.variable("SVC_TRUSTED_PROXIES", V.addressList), [] as ReadonlyArray<string>),
   telemetry: TelemetryConfig
 })
 
@@ -182,6 +188,7 @@ const settle = (c: Raw): ProcessSettings => {
       devAdminPassword: c.devAdminPassword
     },
     maxBodyBytes: c.maxBodyBytes,
+    trustedProxies: c.trustedProxies,
     telemetry: c.telemetry
   }
 }

@@ -4,6 +4,7 @@
  * The variable name is added to the error path by `Config.nested`, so every failure names it.
  */
 import { Config, ConfigError, Either, LogLevel, Option, Redacted } from "effect"
+import * as net from "node:net"
 
 /** Parses a raw (non-empty) value, or returns the rule it breaks. */
 export type Parse<A> = (raw: string) => Either.Either<A, string>
@@ -149,4 +150,23 @@ export const logLevel: Parse<LogLevel.LogLevel> = (raw) => {
   return found
     ? Either.right(found)
     : Either.left(expected(`one of ${logLevels.map((l) => l._tag.toLowerCase()).join(", ")}`, raw))
+}
+
+/** One address or CIDR block, IPv4 or IPv6: `10.0.0.5`, `10.0.0.0/8`, `::1`, `fd00::/8`. */
+const addressOrBlock = (entry: string): boolean => {
+  const [address, prefix, ...rest] = entry.split("/")
+  const family = net.isIP(address ?? "")
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  const bits = Number(prefix)
+  return /^[0-9]{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128)
+}
+
+/** A comma-separated list of IP addresses or CIDR blocks. */
+export const addressList: Parse<ReadonlyArray<string>> = (raw) => {
+  const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
+  const bad = entries.find((entry) => !addressOrBlock(entry))
+  return bad === undefined && entries.length > 0
+    ? Either.right(entries)
+    : Either.left(expected("a comma-separated list of IP addresses or CIDR blocks", bad ?? raw))
 }
