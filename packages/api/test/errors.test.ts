@@ -191,6 +191,24 @@ describe("error paths of the HTTP pipeline", () => {
         expect(logged.some((entry) => entry.level === "ERROR" && entry.cause.includes(INTERNAL_SECRET))).toBe(true)
       }))
 
+    it.effect("a client that goes away is logged as 499, not as an error", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const logs = yield* LogCapture
+        const before = logs.entries.length
+        yield* Effect.promise(async () => {
+          const controller = new AbortController()
+          const pending = fetch(`${baseUrl}/slow`, { signal: controller.signal }).catch(() => "aborted")
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          controller.abort()
+          expect(await pending).toBe("aborted")
+          await new Promise((resolve) => setTimeout(resolve, 300))
+        })
+        const entries = logs.entries.slice(before).filter((entry) => entry.annotations.path === "/slow")
+        expect(entries.map((entry) => [entry.level, entry.annotations.status])).toEqual([["INFO", 499]])
+        expect(logs.entries.slice(before).some((entry) => entry.level === "ERROR")).toBe(false)
+      }))
+
     it.effect("a failing SQL statement is 500 with no SQL or driver text", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

@@ -32,6 +32,7 @@ const ThingsApi = HttpApiGroup.make("things")
   .add(HttpApiEndpoint.get("count", "/things/count").addSuccess(Envelope(Schema.Struct({ count: Schema.Number }))))
   .add(HttpApiEndpoint.get("boom", "/boom").addSuccess(Envelope(Thing)))
   .add(HttpApiEndpoint.get("sqlBug", "/sql-bug").addSuccess(Envelope(Thing)))
+  .add(HttpApiEndpoint.get("slow", "/slow").addSuccess(Envelope(Thing)))
 
 export const ThingsTestApi = documented(withApiErrors(HttpApi.make("things")).add(HealthApi).add(ThingsApi))
 
@@ -52,6 +53,7 @@ const ThingsLive = HttpApiBuilder.group(ThingsTestApi, "things", (handlers) =>
         ))
       .handle("boom", () => Effect.die(new Error(`${INTERNAL_SECRET} at /srv/app.ts:12`)))
       .handle("sqlBug", () => sql`SELEC broken syntax`.pipe(Effect.as({ id: 0, name: "" }), Effect.orDie))
+      .handle("slow", () => Effect.sleep("3 seconds").pipe(Effect.as({ id: 0, name: "slow" })))
   })
 )
 

@@ -19,8 +19,12 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = Date.now()
     return yield* app.pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.zipRight(
+      Effect.catchAllCause((cause) => {
+        // HttpApi fails with a ready response for some outcomes: a client that went away gets
+        // its 499 here. That is an answer (logged by the access log below), not a failure.
+        const ready = [...Cause.failures(cause), ...Cause.defects(cause)].find(HttpServerResponse.isServerResponse)
+        if (ready !== undefined) return Effect.succeed(ready)
+        return Effect.zipRight(
           Cause.isInterruptedOnly(cause)
             ? Effect.void
             : Effect.logError("request failed outside the API error handling", cause),
@@ -32,7 +36,7 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
             { status: ErrorStatus.INTERNAL_ERROR }
           ).pipe(Effect.orDie)
         )
-      ),
+      }),
       Effect.tap((response) =>
         Effect.logInfo("http request").pipe(
           Effect.annotateLogs({
