@@ -3,5 +3,6 @@
  */
 export * from "./engine/index.js"
 export { ReconcilersLive } from "./reconcilers.js"
+export { NamespaceReconcilersLive, NamespaceWorkCodes, provisionNamespace, teardownNamespace } from "./namespaces/reconcilers.js"
 export { WorkerLive } from "./worker.js"
 export { WorkOutboxLive } from "./outbox.js"

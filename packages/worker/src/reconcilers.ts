@@ -1,7 +1,9 @@
 import { Layer } from "effect"
+import { NamespaceReconcilersLive } from "./namespaces/reconcilers.js"
 
 /**
  * The reconcilers this worker runs, one `WorkHandler.layer` per kind of work. Capabilities add
- * theirs here as they land (Namespace provisioning, deployments, ...).
+ * theirs here as they land (Namespace provisioning, deployments, ...). They need the Drivers
+ * (`ComputeDriver`), which `WorkerLive` selects from the Installation configuration.
  */
-export const ReconcilersLive = Layer.empty
+export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive)

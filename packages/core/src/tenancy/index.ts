@@ -3,6 +3,7 @@ export {
   type CreatedNamespace,
   createNamespace,
   NAMESPACE_PROVISION,
+  NAMESPACE_TEARDOWN,
   NamespaceNameTaken,
   type NewNamespace,
   WorkOutbox

@@ -6,6 +6,9 @@ import { NamespaceId } from "../schema/ids.js"
 /** The work kind of a Namespace's provisioning reconciliation (key: the Namespace id). */
 export const NAMESPACE_PROVISION = "namespace.provision"
 
+/** The work kind of a Namespace's teardown after `DELETE` (key: the Namespace id). */
+export const NAMESPACE_TEARDOWN = "namespace.teardown"
+
 /**
  * Where tenancy puts its asynchronous work: the durable outbox, written in the caller's
  * transaction. A port, because the outbox's writer lives in `@svc/worker`, which depends on

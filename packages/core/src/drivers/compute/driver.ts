@@ -1,0 +1,98 @@
+/**
+ * The Compute Driver (DESIGN §8): where a Namespace's runtime space and its Agents' gateways live.
+ * One `Context.Tag` with one Layer per implementation (`local` today, `kubernetes` later); the
+ * process chooses the Layer from the Installation configuration (`ComputeDriver.fromConfiguration`).
+ *
+ * Every method is an idempotent convergence step, safe to repeat after a crash at any point:
+ * the worker's reconcilers call them with at-least-once delivery.
+ */
+import { Context, Data, type Effect } from "effect"
+import type { NamespaceId } from "../../schema/ids.js"
+
+/** The Namespace as the driver sees it. */
+export interface NamespaceRuntime {
+  readonly id: NamespaceId
+  /** An operator-prepared runtime namespace to bind (SPEC 2.3); never created nor removed by us. */
+  readonly existingNamespace?: string | undefined
+}
+
+/**
+ * A driver failure. `code` and `message` are safe, fixed texts (they are recorded on work items);
+ * the native cause is only logged by the driver. `permanent`: retrying cannot help.
+ */
+export class ComputeFailure extends Data.TaggedError("ComputeFailure")<{
+  readonly code: string
+  readonly message: string
+  readonly permanent: boolean
+}> {}
+
+/** A method this driver does not implement (yet): the Agent half of `local` until the agents issue. */
+export class ComputeNotImplemented extends Data.TaggedError("ComputeNotImplemented")<{
+  readonly driver: string
+  readonly method: string
+}> {}
+
+export type ComputeError = ComputeFailure | ComputeNotImplemented
+
+/** What a revision's gateway needs to start (filled in by the agents issue). */
+export interface GatewaySpec {
+  readonly namespaceId: NamespaceId
+  readonly agentId: string
+  readonly revisionId: string
+  /** The rendered gateway configuration (strict JSON5 for `openclaw`). */
+  readonly config: string
+}
+
+/** A revision's gateway, addressed by Agent and revision. */
+export interface GatewayRef {
+  readonly namespaceId: NamespaceId
+  readonly agentId: string
+  readonly revisionId: string
+}
+
+export type GatewayHealth = "starting" | "healthy" | "unhealthy" | "stopped" | "absent"
+
+export interface DiagnosticsCheck {
+  readonly name: string
+  readonly status: "pass" | "warn" | "fail"
+  readonly message: string
+}
+
+/** Where the native admin proxy reaches a gateway: never exposed publicly. */
+export interface PrivateEndpoint {
+  readonly url: string
+  readonly token: string
+}
+
+export interface ComputeDriverShape {
+  /** The selected implementation (`InstallationConfiguration.drivers.compute.id`). */
+  readonly id: "local" | "kubernetes"
+  /** Whether `existingNamespace` may be bound (SPEC 4.2: otherwise `POST /namespaces` answers 409). */
+  readonly supportsExistingNamespace: boolean
+
+  // Namespace half.
+  /** Creates (or finds) the Namespace's runtime space. */
+  readonly provisionNamespace: (namespace: NamespaceRuntime) => Effect.Effect<void, ComputeError>
+  /** Removes the Namespace's runtime space; nothing there is success. Never removes an operator-owned one. */
+  readonly teardownNamespace: (namespace: NamespaceRuntime) => Effect.Effect<void, ComputeError>
+
+  // Agent half (declared here; implemented by the agents issue).
+  /** Starts a revision's gateway; succeeds once it passes its health check. */
+  readonly startGateway: (spec: GatewaySpec) => Effect.Effect<void, ComputeError>
+  readonly stopGateway: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
+  readonly deleteGateway: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
+  readonly gatewayHealth: (gateway: GatewayRef) => Effect.Effect<GatewayHealth, ComputeError>
+  readonly diagnostics: (gateway: GatewayRef) => Effect.Effect<ReadonlyArray<DiagnosticsCheck>, ComputeError>
+  readonly readWorkspaceFile: (gateway: GatewayRef, path: string) => Effect.Effect<Uint8Array, ComputeError>
+  readonly writeWorkspaceFile: (
+    gateway: GatewayRef,
+    path: string,
+    content: Uint8Array
+  ) => Effect.Effect<void, ComputeError>
+  readonly privateEndpoint: (gateway: GatewayRef) => Effect.Effect<PrivateEndpoint, ComputeError>
+}
+
+export class ComputeDriver extends Context.Tag("@svc/core/drivers/compute/ComputeDriver")<
+  ComputeDriver,
+  ComputeDriverShape
+>() {}

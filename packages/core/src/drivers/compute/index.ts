@@ -1,0 +1,11 @@
+/** The Compute Driver (DESIGN §8): the interface and its implementations. */
+export * from "./driver.js"
+export { layerFromConfiguration } from "./select.js"
+export {
+  layerLocal,
+  layerLocalFromProcess,
+  LocalComputeCodes,
+  makeLocalCompute,
+  namespaceDirectory,
+  namespacesRoot
+} from "./local.js"

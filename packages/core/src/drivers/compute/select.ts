@@ -1,0 +1,22 @@
+import { Effect, Layer } from "effect"
+import { InstallationConfiguration, type ProcessConfiguration } from "../../config/index.js"
+import type { ComputeDriver } from "./driver.js"
+import { layerLocalFromProcess } from "./local.js"
+
+/**
+ * The Compute Driver the Installation configuration selects (`drivers.compute`). Only `local`
+ * exists; selecting `kubernetes` stops the process at start with a defect that says so.
+ */
+export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, InstallationConfiguration | ProcessConfiguration> =
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const installation = yield* InstallationConfiguration
+      const selected = installation.drivers.compute
+      switch (selected.id) {
+        case "local":
+          return layerLocalFromProcess
+        case "kubernetes":
+          return yield* Effect.dieMessage("the kubernetes Compute Driver is not implemented yet; select compute: local")
+      }
+    })
+  )

@@ -1,0 +1,125 @@
+/**
+ * The Namespace reconcilers (SPEC 3, DESIGN §8): `namespace.provision` and `namespace.teardown`,
+ * each keyed by the Namespace id, converging the Compute Driver's runtime space to the status
+ * recorded in `namespaces`.
+ *
+ * Each runs in one transaction holding the Namespace's row lock (`FOR UPDATE`) across the driver
+ * call, so a provisioning and a teardown of the same Namespace never interleave (a provision that
+ * loses the race to `DELETE` finds `deleting` and does nothing), and the status write commits only
+ * after the driver succeeded. Both are idempotent: a repeat after a crash finds the runtime space
+ * already converged, or the status already moved on.
+ */
+import { SqlClient } from "@effect/sql"
+import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
+import { NamespaceId } from "@svc/core/schema"
+import { NAMESPACE_PROVISION, NAMESPACE_TEARDOWN } from "@svc/core/tenancy"
+import { Effect, Layer, Schema } from "effect"
+import * as WorkHandler from "../engine/handler.js"
+import { WorkFailure } from "../engine/failure.js"
+
+export const NamespaceWorkPayload = Schema.Struct({ namespaceId: NamespaceId })
+
+export const NamespaceWorkCodes = {
+  DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
+  NOT_IMPLEMENTED: "NOT_IMPLEMENTED"
+} as const
+
+interface NamespaceRow {
+  readonly status: string
+  readonly existing_namespace: string | null
+}
+
+const databaseFailure = (cause: unknown) =>
+  Effect.logWarning("namespace reconciler: database unavailable", { cause: String(cause) }).pipe(
+    Effect.zipRight(
+      new WorkFailure({
+        code: NamespaceWorkCodes.DEPENDENCY_UNAVAILABLE,
+        message: "The database was unavailable; the work will be retried."
+      })
+    )
+  )
+
+const driverFailure = (error: ComputeError): WorkFailure =>
+  error._tag === "ComputeNotImplemented"
+    ? new WorkFailure({
+      code: NamespaceWorkCodes.NOT_IMPLEMENTED,
+      message: "The selected Compute Driver does not implement this operation.",
+      permanent: true
+    })
+    : new WorkFailure({ code: error.code, message: error.message, permanent: error.permanent })
+
+const lockNamespace = (sql: SqlClient.SqlClient, id: string) =>
+  Effect.map(
+    sql<NamespaceRow>`SELECT status, existing_namespace FROM namespaces WHERE id = ${id} FOR UPDATE`,
+    (rows) => rows[0]
+  )
+
+const runtime = (id: NamespaceId, row: NamespaceRow) => ({
+  id,
+  existingNamespace: row.existing_namespace ?? undefined
+})
+
+/** A permanent driver failure is the outcome of provisioning: the Namespace becomes `failed`. */
+class Permanent {
+  readonly _tag = "Permanent"
+  constructor(readonly failure: WorkFailure) {}
+}
+
+/** `namespace.provision`: `provisioning` → driver → `ready` (or `failed` on a permanent failure). */
+export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (namespaceId: NamespaceId) {
+  const sql = yield* SqlClient.SqlClient
+  const driver = yield* ComputeDriver
+  const outcome = yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const row = yield* lockNamespace(sql, namespaceId)
+      // Gone, already converged, or being deleted: nothing to provision.
+      if (row === undefined || row.status !== "provisioning") return undefined
+      const failure = yield* driver.provisionNamespace(runtime(namespaceId, row)).pipe(
+        Effect.mapError(driverFailure),
+        Effect.flip,
+        Effect.option
+      )
+      if (failure._tag === "Some") {
+        const error = failure.value
+        if (error.permanent !== true) return yield* error
+        yield* sql`
+          UPDATE namespaces SET status = 'failed', updated_at = now()
+          WHERE id = ${namespaceId} AND status = 'provisioning'
+        `
+        yield* Effect.logWarning("namespace provisioning failed permanently", { namespaceId, code: error.code })
+        return new Permanent(error)
+      }
+      yield* sql`
+        UPDATE namespaces SET status = 'ready', updated_at = now()
+        WHERE id = ${namespaceId} AND status = 'provisioning'
+      `
+      return undefined
+    })
+  ).pipe(Effect.catchTag("SqlError", databaseFailure))
+  // The `failed` status is committed; the work item records the driver's code as its outcome.
+  if (outcome !== undefined) return yield* outcome.failure
+})
+
+/** `namespace.teardown`: `deleting` → driver → `deleted` (the tombstone). */
+export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (namespaceId: NamespaceId) {
+  const sql = yield* SqlClient.SqlClient
+  const driver = yield* ComputeDriver
+  yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const row = yield* lockNamespace(sql, namespaceId)
+      // Gone or already a tombstone: converged. Any other status was not asked to go away.
+      if (row === undefined || row.status !== "deleting") return
+      yield* driver.teardownNamespace(runtime(namespaceId, row)).pipe(Effect.mapError(driverFailure))
+      yield* sql`
+        UPDATE namespaces SET status = 'deleted', updated_at = now()
+        WHERE id = ${namespaceId} AND status = 'deleting'
+      `
+    })
+  ).pipe(Effect.catchTag("SqlError", databaseFailure))
+})
+
+/** Both Namespace reconcilers; they need the Compute Driver and the engine's database client. */
+export const NamespaceReconcilersLive = Layer.mergeAll(
+  WorkHandler.layer(NAMESPACE_PROVISION, NamespaceWorkPayload, ({ namespaceId }) => provisionNamespace(namespaceId)),
+  WorkHandler.layer(NAMESPACE_TEARDOWN, NamespaceWorkPayload, ({ namespaceId }) => teardownNamespace(namespaceId))
+)
