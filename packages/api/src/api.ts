@@ -5,6 +5,7 @@ import { AuthAccountsApi, AuthSessionsApi } from "./accounts/api.js"
 import { ServiceKeysApi } from "./serviceKeys/api.js"
 import { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./iam/api.js"
 import { InstallationApi } from "./installation/api.js"
+import { SecretsApi } from "./secrets/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
@@ -12,4 +13,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(InstallationApi)
   .add(IamRolesApi)
   .add(IamAccessBindingsApi)
-  .add(IamServicePrincipalsApi))
+  .add(IamServicePrincipalsApi)
+  .add(SecretsApi))

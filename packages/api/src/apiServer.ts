@@ -8,6 +8,8 @@ import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
 import { InstallationLive } from "./installation/http.js"
+import { SecretsLive } from "./secrets/http.js"
+import { secretDriverFromConfiguration } from "./secrets/driver.js"
 import { httpPipeline } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { listen, type ServerOptions } from "./server.js"
@@ -16,7 +18,10 @@ import { listen, type ServerOptions } from "./server.js"
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, IamLive).pipe(Layer.provideMerge(AuthenticationLive))
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, IamLive, SecretsLive).pipe(
+  Layer.provide(secretDriverFromConfiguration),
+  Layer.provideMerge(AuthenticationLive)
+)
 
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { RoleId } from "@svc/core/schema"
+import { RoleId, SecretId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -86,6 +86,19 @@ const nsBinding = (namespaceId: string) =>
 
 const fixed = (prepared: Prepared) => () => Effect.succeed(prepared)
 
+/** A Secret row (sealed bytes irrelevant here), for the routes that need one. */
+const secretRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = SecretId.make()
+    yield* sql`
+      INSERT INTO secrets (id, namespace_id, name, driver, key_id, nonce, ciphertext, tag)
+      VALUES (${id}, ${namespaceId}, ${`s-${unique()}`}, 'builtin', '0000000000000000',
+        ${new Uint8Array(12)}, ${new Uint8Array(1)}, ${new Uint8Array(16)})
+    `
+    return id
+  })
+
 /** Namespace-level IAM routes: hidden (404) from callers who cannot read the Namespace. */
 const inNamespace = (success: number) => ({
   foreignNamespaceKey: 403,
@@ -148,6 +161,27 @@ const routes: Record<string, RouteCase> = {
   },
   "DELETE /namespaces/:namespaceId/iam/access-bindings/:bindingId": {
     prepare: (f) => Effect.map(nsBinding(f.ns), (id) => ({ path: `/namespaces/${f.ns}/iam/access-bindings/${id}` })),
+    expect: inNamespace(204)
+  },
+  // Secrets (DESIGN §7)
+  "POST /namespaces/:namespaceId/secrets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/secrets`, body: { name: `s-${unique()}`, value: "matrix" } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/secrets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/secrets` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/secrets/:secretId": {
+    prepare: (f) => Effect.map(secretRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/secrets/${id}` })),
+    expect: inNamespace(200)
+  },
+  "PATCH /namespaces/:namespaceId/secrets/:secretId": {
+    prepare: (f) => Effect.map(secretRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/secrets/${id}`, body: { value: "matrix-2" } })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/secrets/:secretId": {
+    prepare: (f) => Effect.map(secretRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/secrets/${id}` })),
     expect: inNamespace(204)
   },
   // Service principals (DESIGN §6)

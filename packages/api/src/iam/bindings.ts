@@ -113,6 +113,10 @@ const targetExists = (target: ResourceRef) =>
       const rows = yield* sql`SELECT 1 FROM access_bindings WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
       return rows.length > 0
     }
+    if (target.kind === "secret") {
+      const rows = yield* sql`SELECT 1 FROM secrets WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
+      return rows.length > 0
+    }
     return true
   })
 

@@ -4,6 +4,7 @@ import m0001 from "./0001_work_items.js"
 import m0002 from "./0002_identity.js"
 import m0003 from "./0003_sign_in_failures.js"
 import m0004 from "./0004_sign_in_attempts.js"
+import m0005 from "./0005_secrets.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -13,5 +14,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0001_work_items": m0001,
   "0002_identity": m0002,
   "0003_sign_in_failures": m0003,
-  "0004_sign_in_attempts": m0004
+  "0004_sign_in_attempts": m0004,
+  "0005_secrets": m0005
 }

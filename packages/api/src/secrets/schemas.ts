@@ -1,0 +1,46 @@
+/**
+ * Request and response bodies of the Secrets API (DESIGN §7). The value is write-only: it is
+ * accepted on create and update and never part of any response.
+ */
+import { detailMessage, NamespaceId, RequestBody, SecretId, Timestamp } from "@svc/core/schema"
+import { Schema } from "effect"
+import { ResourceName } from "../iam/schemas.js"
+
+export const MAX_SECRET_VALUE_BYTES = 65536
+
+const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8")
+/** A UTF-16 surrogate without its pair cannot be encoded as UTF-8. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** 1-65536 bytes of UTF-8 (no lone surrogates), no NUL. Error messages never echo the value. */
+export const SecretValue = Schema.String.pipe(
+  Schema.filter((s) => s.length >= 1, { message: detailMessage("INVALID_VALUE", "must not be empty") }),
+  Schema.filter((s) => utf8Bytes(s) <= MAX_SECRET_VALUE_BYTES, {
+    message: detailMessage("TOO_LONG", `must be at most ${MAX_SECRET_VALUE_BYTES} bytes of UTF-8`)
+  }),
+  Schema.filter((s) => !s.includes("\u0000") && !LONE_SURROGATE.test(s), {
+    message: detailMessage("INVALID_FORMAT", "must be UTF-8 text without NUL")
+  })
+).annotations({ description: "The secret value, 1-65536 bytes of UTF-8 without NUL; write-only", writeOnly: true })
+
+export const CreateSecret = RequestBody({ name: ResourceName, value: SecretValue })
+  .annotations({ identifier: "CreateSecretRequest" })
+
+export const UpdateSecret = RequestBody({ value: SecretValue }).annotations({ identifier: "UpdateSecretRequest" })
+
+export const SecretRef = Schema.Struct({
+  kind: Schema.Literal("secret"),
+  namespaceId: NamespaceId,
+  id: SecretId
+}).annotations({ identifier: "SecretRef" })
+
+export const Secret = Schema.Struct({
+  id: SecretId,
+  namespaceId: NamespaceId,
+  name: Schema.String,
+  /** How other resources (Presets, Agent configuration) name this Secret. */
+  ref: SecretRef,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}).annotations({ identifier: "Secret" })
+export type Secret = typeof Secret.Type

@@ -1,0 +1,2 @@
+export * from "./driver.js"
+export * from "./builtin.js"
