@@ -217,34 +217,41 @@ export const runBootstrap = Effect.fn("Bootstrap.run")(function* (input: Bootstr
         problem: "the database schema is not current; run svc migrate first"
       })
     }
-    const existing = yield* currentInstallation
-    if (Option.isSome(existing)) return { _tag: "AlreadyBootstrapped", installationId: existing.value } as const
-    const production = input.env === "production"
-    const development = !production
-    // Fail closed before anything is created.
-    yield* checkOutputTarget(input.keyPath, { createDirectory: development })
-    if (production) yield* checkOutputTarget(input.passwordPath, { createDirectory: false })
-    const password = production
-      ? randomPassword()
-      : yield* Option.match(input.devAdminPassword, {
-        onNone: () =>
-          Effect.fail(new BootstrapError({ reason: "no-admin-password", problem: "SVC_DEV_ADMIN_PASSWORD: no development administrator password" })),
-        onSome: (value) => Effect.succeed(Redacted.value(value))
+    // Initializers started together are serialised on one lock, held until the winner commits:
+    // the next one then sees the Installation instead of the winner's half-written outputs.
+    return yield* sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext('svc_bootstrap'))`
+        const existing = yield* currentInstallation
+        if (Option.isSome(existing)) return { _tag: "AlreadyBootstrapped", installationId: existing.value } as const
+        const production = input.env === "production"
+        const development = !production
+        // Fail closed before anything is created.
+        yield* checkOutputTarget(input.keyPath, { createDirectory: development })
+        if (production) yield* checkOutputTarget(input.passwordPath, { createDirectory: false })
+        const password = production
+          ? randomPassword()
+          : yield* Option.match(input.devAdminPassword, {
+            onNone: () =>
+              Effect.fail(new BootstrapError({ reason: "no-admin-password", problem: "SVC_DEV_ADMIN_PASSWORD: no development administrator password" })),
+            onSome: (value) => Effect.succeed(Redacted.value(value))
+          })
+        const passwordHash = yield* hashPassword(password)
+        const committed = yield* sql.withTransaction(bootstrapTransaction(input, ids, password, passwordHash))
+        if (committed === undefined) {
+          const winner = yield* currentInstallation
+          return { _tag: "AlreadyBootstrapped", installationId: Option.getOrElse(winner, () => "") } as const
+        }
+        return {
+          _tag: "Bootstrapped",
+          installationId: ids.installationId,
+          namespaceId: committed.namespaceId,
+          serviceKeyId: ids.serviceKeyId,
+          keyPath: input.keyPath,
+          passwordPath: production ? input.passwordPath : undefined
+        } as const
       })
-    const passwordHash = yield* hashPassword(password)
-    const committed = yield* sql.withTransaction(bootstrapTransaction(input, ids, password, passwordHash))
-    if (committed === undefined) {
-      const winner = yield* currentInstallation
-      return { _tag: "AlreadyBootstrapped", installationId: Option.getOrElse(winner, () => "") } as const
-    }
-    return {
-      _tag: "Bootstrapped",
-      installationId: ids.installationId,
-      namespaceId: committed.namespaceId,
-      serviceKeyId: ids.serviceKeyId,
-      keyPath: input.keyPath,
-      passwordPath: production ? input.passwordPath : undefined
-    } as const
+    )
   })
   const outcome: BootstrapOutcome = yield* attempt.pipe(
     Effect.catchAll((failure) => {
