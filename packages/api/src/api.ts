@@ -5,12 +5,14 @@ import { AuthAccountsApi, AuthSessionsApi } from "./accounts/api.js"
 import { ServiceKeysApi } from "./serviceKeys/api.js"
 import { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./iam/api.js"
 import { InstallationApi } from "./installation/api.js"
+import { NamespacesApi } from "./namespaces/api.js"
 import { SecretsApi } from "./secrets/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
 export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(ExternalSignInApi).add(AuthSessionsApi).add(AuthAccountsApi).add(ServiceKeysApi)
   .add(InstallationApi)
+  .add(NamespacesApi)
   .add(IamRolesApi)
   .add(IamAccessBindingsApi)
   .add(IamServicePrincipalsApi)

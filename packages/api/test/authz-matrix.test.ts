@@ -14,6 +14,7 @@ import {
   bindInstallationAdmin,
   bindRole,
   createAccount,
+  createNamespaceRow,
   createServicePrincipal,
   insertServiceKey,
   PASSWORD,
@@ -125,6 +126,24 @@ const routes: Record<string, RouteCase> = {
   // Installation (SPEC 4.2)
   "GET /installation": { prepare: fixed({ path: "/installation" }), expect: onInstallation(200) },
   "GET /backends": { prepare: fixed({ path: "/backends" }), expect: onInstallation(200) },
+  // Namespaces (SPEC 4.2)
+  "POST /namespaces": {
+    prepare: () => Effect.succeed({ path: "/namespaces", body: { name: `n-${unique()}` } }),
+    expect: onInstallation(201)
+  },
+  // A list is filtered, never refused.
+  "GET /namespaces": {
+    prepare: fixed({ path: "/namespaces" }),
+    expect: { foreignNamespaceKey: 200, keyWithoutGrant: 200, humanWithoutGrant: 200, administrator: 200 }
+  },
+  "GET /namespaces/:namespaceId": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}` }),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId": {
+    prepare: () => Effect.map(createNamespaceRow(`d-${unique()}`), (id) => ({ path: `/namespaces/${id}` })),
+    expect: inNamespace(202)
+  },
   // IAM Roles (SPEC 4.7)
   "POST /namespaces/:namespaceId/iam/roles": {
     prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/iam/roles`, body: { name: `r-${unique()}`, permissions: ["agent:read"] } }),

@@ -1,6 +1,6 @@
 /** The Compute Driver (DESIGN §8): the interface and its implementations. */
 export * from "./driver.js"
-export { layerFromConfiguration } from "./select.js"
+export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
 export {
   layerLocal,
   layerLocalFromProcess,

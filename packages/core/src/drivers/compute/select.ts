@@ -20,3 +20,9 @@ export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, Installat
       }
     })
   )
+
+/**
+ * Whether the selected Compute Driver binds an operator-prepared `existingNamespace` (SPEC 4.2):
+ * only `kubernetes` has runtime namespaces an operator can prepare; `local` does not.
+ */
+export const supportsExistingNamespace = (selection: { readonly id: string }): boolean => selection.id === "kubernetes"

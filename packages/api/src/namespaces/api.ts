@@ -1,0 +1,74 @@
+/**
+ * The Namespaces HTTP contract (SPEC 3, 4.2): create, list, read, delete. Every endpoint is
+ * authenticated; handlers authorize the exact resource.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ErrorWire } from "@svc/core/errors"
+import { JsonBody } from "@svc/core/http"
+import { Envelope, NamespaceId, RequestBody, Timestamp } from "@svc/core/schema"
+import { Schema } from "effect"
+import { Authentication } from "../auth/authentication.js"
+import { PageParams, ResourceName } from "../iam/schemas.js"
+
+export const NamespaceStatus = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")
+
+export const Namespace = Schema.Struct({
+  id: NamespaceId,
+  name: Schema.String,
+  status: NamespaceStatus,
+  existingNamespace: Schema.optionalWith(Schema.String, { exact: true }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}).annotations({ identifier: "Namespace" })
+export type Namespace = typeof Namespace.Type
+
+export const CreateNamespace = RequestBody({
+  name: ResourceName,
+  existingNamespace: Schema.optionalWith(ResourceName, { exact: true })
+}).annotations({ identifier: "CreateNamespaceRequest" })
+
+export const NamespaceList = Schema.Array(Namespace)
+
+const NamespacePath = Schema.Struct({ namespaceId: NamespaceId })
+
+export const NamespacesApi = HttpApiGroup.make("namespaces")
+  .add(
+    HttpApiEndpoint.post("create", "/namespaces")
+      .setPayload(CreateNamespace)
+      .addSuccess(Envelope(Namespace, "NamespaceResponse"), { status: 201 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "Create a Namespace, provisioned asynchronously (needs namespace:create; existingNamespace also needs installation:administer and a Compute Driver that supports it)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/namespaces")
+      .setUrlParams(PageParams)
+      .addSuccess(Envelope(NamespaceList, "NamespaceListResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "List the Namespaces the caller can read (filtered by namespace:read)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/namespaces/:namespaceId")
+      .setPath(NamespacePath)
+      .addSuccess(Envelope(Namespace, "NamespaceResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Read one Namespace (needs namespace:read); deleted Namespaces are 404")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/namespaces/:namespaceId")
+      .setPath(NamespacePath)
+      .addSuccess(Envelope(Namespace, "NamespaceResponse"), { status: 202 })
+      .addError(ErrorWire.NAMESPACE_NOT_EMPTY)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "Delete a Namespace, torn down asynchronously; 409 NAMESPACE_NOT_EMPTY while it holds resources (needs namespace:delete)"
+      )
+  )
+  .addError(ErrorWire.FORBIDDEN)
+  .annotate(OpenApi.Title, "Namespaces")
+  .annotate(OpenApi.Description, "Tenancy and isolation boundaries, each with its own runtime space")
