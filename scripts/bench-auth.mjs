@@ -30,14 +30,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import pg from "pg"
-
-const int = (name, fallback) => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number.parseInt(raw, 10)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`)
-  return value
-}
+import { admin, int, urlFor } from "./lib/bench.mjs"
 
 const DURATION_S = int("BENCH_DURATION_S", 8)
 const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
@@ -52,21 +45,6 @@ const hardStop = setTimeout(() => {
 }, (DURATION_S * 4 + 600) * 1000)
 hardStop.unref()
 
-const admin = async (adminUrl, f) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-
-const urlFor = (adminUrl, database) => {
-  const url = new URL(adminUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-}
 
 const uuid = () => crypto.randomUUID()
 

@@ -25,14 +25,7 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile, runMigra
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import pg from "pg"
-
-const int = (name, fallback) => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number.parseInt(raw, 10)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`)
-  return value
-}
+import { admin, int, urlFor } from "./lib/bench.mjs"
 
 const ITEMS = int("BENCH_ITEMS", 5000)
 const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 300)
@@ -92,21 +85,6 @@ class Recorder {
 /** The recorder handlers report to; each phase installs its own. */
 let current = new Recorder(0)
 
-const admin = async (adminUrl, f) => {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-
-const urlFor = (adminUrl, database) => {
-  const url = new URL(adminUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-}
 
 // ---------------------------------------------------------------------------------------------
 // Our engine

@@ -1,0 +1,29 @@
+// What the benchmark scripts share: bounded integer settings and scratch databases on a server.
+import pg from "pg"
+
+/** A positive integer from the environment, or the fallback. */
+export const int = (name, fallback) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number.parseInt(raw, 10)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`)
+  return value
+}
+
+/** Runs `f` with a client on the server's maintenance database. */
+export const admin = async (adminUrl, f) => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** The URL of another database on the same server. */
+export const urlFor = (adminUrl, database) => {
+  const url = new URL(adminUrl)
+  url.pathname = `/${database}`
+  return url.toString()
+}
