@@ -83,6 +83,17 @@ export const AuthSessionsApi = HttpApiGroup.make("authSessions")
 
 
 /** Human accounts and the recovery designation (SPEC 4.1, 5.7): Installation administrators only. */
+/** disable, enable and revoke: the same shape, an `expectedVersion` guarded state change. */
+const stateChange = <const Name extends string>(name: Name, action: string, summary: string) =>
+  HttpApiEndpoint.post(name, `/accounts/:userId/${action}`)
+    .setPath(UserIdPath)
+    .setPayload(VersionBody)
+    .addSuccess(AccountRefResponse)
+    .addError(ErrorWire.RESOURCE_CONFLICT)
+    .middleware(JsonBody)
+    .middleware(Authentication)
+    .annotate(OpenApi.Summary, summary)
+
 export const AuthAccountsApi = HttpApiGroup.make("authAccounts")
   .add(
     HttpApiEndpoint.post("createAccount", "/accounts")
@@ -101,36 +112,9 @@ export const AuthAccountsApi = HttpApiGroup.make("authAccounts")
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "An account's state, methods and version")
   )
-  .add(
-    HttpApiEndpoint.post("disableAccount", "/accounts/:userId/disable")
-      .setPath(UserIdPath)
-      .setPayload(VersionBody)
-      .addSuccess(AccountRefResponse)
-      .addError(ErrorWire.RESOURCE_CONFLICT)
-      .middleware(JsonBody)
-      .middleware(Authentication)
-      .annotate(OpenApi.Summary, "Disable an account and revoke its sessions")
-  )
-  .add(
-    HttpApiEndpoint.post("enableAccount", "/accounts/:userId/enable")
-      .setPath(UserIdPath)
-      .setPayload(VersionBody)
-      .addSuccess(AccountRefResponse)
-      .addError(ErrorWire.RESOURCE_CONFLICT)
-      .middleware(JsonBody)
-      .middleware(Authentication)
-      .annotate(OpenApi.Summary, "Enable a disabled account")
-  )
-  .add(
-    HttpApiEndpoint.post("revokeAccount", "/accounts/:userId/revoke")
-      .setPath(UserIdPath)
-      .setPayload(VersionBody)
-      .addSuccess(AccountRefResponse)
-      .addError(ErrorWire.RESOURCE_CONFLICT)
-      .middleware(JsonBody)
-      .middleware(Authentication)
-      .annotate(OpenApi.Summary, "Revoke an account for good and revoke its sessions")
-  )
+  .add(stateChange("disableAccount", "disable", "Disable an account and revoke its sessions"))
+  .add(stateChange("enableAccount", "enable", "Enable a disabled account"))
+  .add(stateChange("revokeAccount", "revoke", "Revoke an account for good and revoke its sessions"))
   .add(
     HttpApiEndpoint.post("enrolAccount", "/accounts/:userId/enrol")
       .setPath(UserIdPath)
