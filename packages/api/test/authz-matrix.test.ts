@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { RoleId, SecretId } from "@svc/core/schema"
+import { ConfigurationId, RoleId, SecretId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -96,6 +96,18 @@ const secretRow = (namespaceId: string) =>
       INSERT INTO secrets (id, namespace_id, name, driver, key_id, nonce, ciphertext, tag)
       VALUES (${id}, ${namespaceId}, ${`s-${unique()}`}, 'builtin', '0000000000000000',
         ${new Uint8Array(12)}, ${new Uint8Array(1)}, ${new Uint8Array(16)})
+    `
+    return id
+  })
+
+/** A Configuration row, for the routes that need one. */
+const configurationRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = ConfigurationId.make()
+    yield* sql`
+      INSERT INTO configurations (id, namespace_id, kind, generation, "values")
+      VALUES (${id}, ${namespaceId}, 'agent', 1, '{}'::jsonb)
     `
     return id
   })
@@ -201,6 +213,27 @@ const routes: Record<string, RouteCase> = {
   },
   "DELETE /namespaces/:namespaceId/secrets/:secretId": {
     prepare: (f) => Effect.map(secretRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/secrets/${id}` })),
+    expect: inNamespace(204)
+  },
+  // Configurations (SPEC 4.3)
+  "POST /namespaces/:namespaceId/configurations": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/configurations`, body: { kind: "agent", values: {} } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/configurations": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/configurations` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/configurations/:configurationId": {
+    prepare: (f) => Effect.map(configurationRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/configurations/${id}` })),
+    expect: inNamespace(200)
+  },
+  "PATCH /namespaces/:namespaceId/configurations/:configurationId": {
+    prepare: (f) => Effect.map(configurationRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/configurations/${id}`, body: { values: { a: 1 } } })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/configurations/:configurationId": {
+    prepare: (f) => Effect.map(configurationRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/configurations/${id}` })),
     expect: inNamespace(204)
   },
   // Service principals (DESIGN §6)

@@ -6,6 +6,7 @@ import { isPermission, namespaceAdminPermissions, type Permission } from "@svc/c
 import {
   BindingId,
   detailMessage,
+  LONE_SURROGATE,
   NamespaceId,
   PatternString,
   RequestBody,
@@ -19,8 +20,8 @@ import { Schema } from "effect"
 export const ResourceName = Schema.String.pipe(
   Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must be at least 1 character") }),
   Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
-  Schema.filter((s) => s.trim() === s && !/[\u0000-\u001f\u007f-\u009f]/.test(s), {
-    message: detailMessage("INVALID_FORMAT", "no leading or trailing whitespace or control characters")
+  Schema.filter((s) => s.trim() === s && !/[\u0000-\u001f\u007f-\u009f]/.test(s) && !LONE_SURROGATE.test(s), {
+    message: detailMessage("INVALID_FORMAT", "no leading or trailing whitespace, control characters or unpaired surrogates")
   })
 )
 

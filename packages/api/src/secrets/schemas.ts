@@ -2,15 +2,13 @@
  * Request and response bodies of the Secrets API (DESIGN §7). The value is write-only: it is
  * accepted on create and update and never part of any response.
  */
-import { detailMessage, NamespaceId, RequestBody, SecretId, Timestamp } from "@svc/core/schema"
+import { detailMessage, LONE_SURROGATE, NamespaceId, RequestBody, SecretId, Timestamp } from "@svc/core/schema"
 import { Schema } from "effect"
 import { ResourceName } from "../iam/schemas.js"
 
 export const MAX_SECRET_VALUE_BYTES = 65536
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8")
-/** A UTF-16 surrogate without its pair cannot be encoded as UTF-8. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** 1-65536 bytes of UTF-8 (no lone surrogates), no NUL. Error messages never echo the value. */
 export const SecretValue = Schema.String.pipe(

@@ -12,6 +12,7 @@ import { type NamespaceId, SecretId } from "@svc/core/schema"
 import { Effect, Redacted } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
+import { lockNamespaceForWrite } from "../namespaces/children.js"
 import type { Secret } from "./schemas.js"
 
 interface SecretRow {
@@ -40,16 +41,24 @@ const notFound = () => new NotFound({ message: "The Secret does not exist." })
 
 /**
  * What still references the Secret, or undefined when nothing does (DELETE answers 409 while
- * something does). No referencing store exists yet; the future referrers are:
- * - Agent configurations' `secretBindings` (SPEC 4.7, Agent configuration),
- * - Preset templates' `configuration.secretBindings` (DESIGN §7),
- * - Credential sources that read a Secret.
- * Each adds its query here, inside the deleting transaction (after the row lock).
+ * something does). Runs inside the deleting transaction after the row lock. Referrers:
+ * Configurations' `secretBindings` (also guarded by a foreign key); Agents' `harnessAuth`,
+ * credential sources and service accounts add their queries here as they land.
  */
 export const secretReferrer = (
-  _namespaceId: string,
-  _secretId: string
-): Effect.Effect<string | undefined, never, SqlClient.SqlClient> => Effect.succeed(undefined)
+  namespaceId: string,
+  secretId: string
+): Effect.Effect<string | undefined, never, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ configuration_id: string }>`
+      SELECT r.configuration_id FROM configuration_secret_refs r
+      JOIN configurations c ON c.id = r.configuration_id
+      WHERE r.secret_id = ${secretId} AND c.namespace_id = ${namespaceId}
+      ORDER BY r.configuration_id LIMIT 1
+    `.pipe(Effect.orDie)
+    return rows[0] === undefined ? undefined : `Configuration ${rows[0].configuration_id}`
+  })
 
 export const createSecret = Effect.fn("Secrets.create")(function* (
   namespaceId: string,
@@ -57,12 +66,12 @@ export const createSecret = Effect.fn("Secrets.create")(function* (
 ) {
   const caller = yield* CurrentCaller
   yield* authorize("secret:create", namespaceRef(namespaceId))
-  yield* requireNamespace(namespaceId)
   const driver = yield* SecretDriver
   const sealed = yield* driver.seal(Redacted.make(payload.value))
   const sql = yield* SqlClient.SqlClient
   const id = SecretId.make()
   const insert = Effect.gen(function* () {
+    yield* lockNamespaceForWrite(namespaceId)
     const rows = yield* sql<SecretRow>`
       INSERT INTO secrets (id, namespace_id, name, driver, key_id, nonce, ciphertext, tag)
       VALUES (${id}, ${namespaceId}, ${payload.name}, ${driver.name}, ${sealed.keyId},

@@ -1,0 +1,65 @@
+/**
+ * Request and response bodies of the Configurations API (SPEC 2.8, 4.3). A Configuration holds a
+ * native runtime configuration document (`values`) and the Secrets delivered beside it as
+ * environment variables (`secretBindings`); model authentication is not a binding (`harnessAuth`).
+ */
+import {
+  ConfigurationId,
+  detailMessage,
+  EnvironmentRecord,
+  JsonObject,
+  Limits,
+  NamespaceId,
+  OneOf,
+  RequestBody,
+  SecretId,
+  Timestamp
+} from "@svc/core/schema"
+import { Schema } from "effect"
+
+const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
+
+export const BindingSource = Schema.Struct({
+  kind: OneOf("secret"),
+  namespaceId: NamespaceId,
+  id: SecretId
+}).annotations({ ...strict, identifier: "SecretBindingSource" })
+
+export const SecretBinding = Schema.Struct({
+  source: BindingSource,
+  delivery: Schema.optionalWith(
+    Schema.Struct({ type: OneOf("env") }).annotations({ ...strict, identifier: "SecretBindingDelivery" }),
+    { exact: true }
+  )
+}).annotations({ ...strict, identifier: "SecretBinding" })
+export type SecretBinding = typeof SecretBinding.Type
+
+export const SecretBindings = EnvironmentRecord(SecretBinding).pipe(
+  Schema.filter((bindings) => Object.keys(bindings).length <= Limits.configurationSecretBindings, {
+    message: detailMessage("TOO_LONG", `at most ${Limits.configurationSecretBindings} bindings`)
+  })
+).annotations({ identifier: "SecretBindings", description: "Destination environment variable name to the Secret delivered there" })
+export type SecretBindings = typeof SecretBindings.Type
+
+export const CreateConfiguration = RequestBody({
+  kind: OneOf("agent"),
+  values: JsonObject,
+  secretBindings: Schema.optionalWith(SecretBindings, { exact: true })
+}).annotations({ identifier: "CreateConfigurationRequest" })
+
+export const UpdateConfiguration = RequestBody({
+  values: JsonObject,
+  secretBindings: Schema.optionalWith(SecretBindings, { exact: true })
+}).annotations({ identifier: "UpdateConfigurationRequest" })
+
+export const Configuration = Schema.Struct({
+  id: ConfigurationId,
+  namespaceId: NamespaceId,
+  kind: Schema.Literal("agent"),
+  generation: Schema.Number.annotations({ description: "1-9007199254740991; each PATCH adds one" }),
+  values: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  secretBindings: Schema.Record({ key: Schema.String, value: SecretBinding }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}).annotations({ identifier: "Configuration" })
+export type Configuration = typeof Configuration.Type
