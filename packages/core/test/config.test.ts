@@ -120,6 +120,8 @@ describe("ProcessConfig", () => {
     ["SVC_AUTH_SECRET", "too-short-secret", "expected 32-4096 characters"],
     ["SVC_SECRET_KEY", Buffer.alloc(16, 1).toString("base64"), "expected 32 bytes encoded as base64"],
     ["SVC_SECRET_KEY", "not base64 at all!", "expected 32 bytes encoded as base64"],
+    ["SVC_SECRET_KEY_PREVIOUS", `${Buffer.alloc(32, 2).toString("base64")},${Buffer.alloc(31, 3).toString("base64")}`, "entry 2: expected 32 bytes encoded as base64"],
+    ["SVC_SECRET_KEY_PREVIOUS", " , ", "expected a comma-separated list of base64 keys"],
     ["SVC_DEV_ADMIN_PASSWORD", "short-pw", "expected 12-128 characters"],
     ["SVC_TRUSTED_PROXIES", "10.0.0.1, proxy.local", `expected a comma-separated list of IP addresses or CIDR blocks, got "proxy.local"`],
     ["SVC_TRUSTED_PROXIES", "10.0.0.0/33", `got "10.0.0.0/33"`],
@@ -287,6 +289,22 @@ describe("development secrets", () => {
       expect(values).toContain(AUTH)
       expect(values).toContain(KEY)
       expect(values).toContain("db-password-1234")
+    }))
+
+  it.effect("reads older Secret keys for rotation and masks them too", () =>
+    Effect.gen(function*() {
+      const older = [Buffer.alloc(32, 7), Buffer.alloc(32, 8)]
+      const env = { ...PRODUCTION, SVC_DATA_DIR: tempDir(), SVC_SECRET_KEY_PREVIOUS: older.map((k) => k.toString("base64")).join(", ") }
+      const loaded = yield* loadProcessConfig.pipe(withEnv(env))
+      expect(loaded.previousSecretKeys.map((k) => Buffer.from(Redacted.value(k)).toString("hex"))).toEqual(older.map((k) => k.toString("hex")))
+      const values = secretValues({ process: loaded })
+      for (const key of older) expect(values).toContain(key.toString("base64"))
+      expect(settingsOf(PRODUCTION).previousSecretKeys).toEqual([])
+      // The value is never part of an error message.
+      const bad = `${older[0]!.toString("base64")},not-a-key-but-secret`
+      const message = problemsOf({ SVC_SECRET_KEY_PREVIOUS: bad })
+      expect(message).not.toContain("not-a-key-but-secret")
+      expect(message).not.toContain(older[0]!.toString("base64"))
     }))
 })
 

@@ -92,12 +92,10 @@ export const secretValues = (config: {
   readonly installation?: InstallationConfig | undefined
 }): ReadonlyArray<string> => {
   const { process: p, installation } = config
-  const key = Buffer.from(Redacted.value(p.secrets.secretKey))
+  const keys = [p.secrets.secretKey, ...p.previousSecretKeys].map((k) => Buffer.from(Redacted.value(k)))
   const values = [
     Redacted.value(p.secrets.authSecret),
-    key.toString("base64"),
-    key.toString("base64url"),
-    key.toString("hex"),
+    ...keys.flatMap((key) => [key.toString("base64"), key.toString("base64url"), key.toString("hex")]),
     ...Option.match(p.secrets.devAdminPassword, { onNone: () => [], onSome: (v) => [Redacted.value(v)] }),
     ...Option.match(p.databaseUrl, { onNone: () => [], onSome: databasePassword })
   ]

@@ -47,6 +47,11 @@ export interface ProcessSettings {
   readonly authSecret: Option.Option<Redacted.Redacted<string>>
   /** `SVC_SECRET_KEY`, 32 bytes; always present in production. */
   readonly secretKey: Option.Option<Redacted.Redacted<Uint8Array>>
+  /**
+   * `SVC_SECRET_KEY_PREVIOUS`: older Secret keys, comma-separated, still able to reveal the
+   * values they sealed while a rotation is under way (new values are sealed with the current key).
+   */
+  readonly previousSecretKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
   /** `SVC_INSTALLATION_CONFIG`, resolved to an absolute path. */
   readonly installationConfigPath: Option.Option<string>
   readonly bootstrap: BootstrapOutputs
@@ -149,6 +154,7 @@ const raw = Config.all({
     V.optional(V.secretVariable("SVC_AUTH_SECRET", V.secretOfLength(32, 4096)))
   ),
   secretKey: requiredInProduction("SVC_SECRET_KEY", V.optional(V.secretVariable("SVC_SECRET_KEY", V.base64Key32))),
+  previousSecretKeys: V.optional(V.secretVariable("SVC_SECRET_KEY_PREVIOUS", V.base64Key32List)),
   installationConfigPath: V.optional(V.variable("SVC_INSTALLATION_CONFIG", V.text)),
   bootstrapPaths,
   adminEmail: V.optional(V.variable("SVC_BOOTSTRAP_ADMIN_EMAIL", V.email)),
@@ -180,6 +186,10 @@ const settle = (c: Raw): ProcessSettings => {
     baseUrl: Option.getOrElse(c.baseUrl, () => listenUrl(c.host, c.port)),
     authSecret: c.authSecret,
     secretKey: c.secretKey,
+    previousSecretKeys: Option.match(c.previousSecretKeys, {
+      onNone: () => [],
+      onSome: (keys) => Redacted.value(keys).map((key) => Redacted.make(key))
+    }),
     installationConfigPath: Option.map(c.installationConfigPath, (p) => path.resolve(p)),
     bootstrap: {
       keyPath: devDefault(c.bootstrapPaths.keyPath, path.join(dataDir, defaults.bootstrapKeyFile)),

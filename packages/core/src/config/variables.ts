@@ -133,6 +133,18 @@ export const base64Key32: Parse<Uint8Array> = (raw) => {
   return Either.left("expected 32 bytes encoded as base64, e.g. from `openssl rand -base64 32` (value not shown)")
 }
 
+/** A comma-separated list of keys, each exactly 32 bytes of base64 (older Secret keys). */
+export const base64Key32List: Parse<ReadonlyArray<Uint8Array>> = (raw) => {
+  const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
+  const keys: Array<Uint8Array> = []
+  for (const [index, entry] of entries.entries()) {
+    const parsed = base64Key32(entry)
+    if (Either.isLeft(parsed)) return Either.left(`entry ${index + 1}: ${parsed.left}`)
+    keys.push(parsed.right)
+  }
+  return keys.length > 0 ? Either.right(keys) : Either.left("expected a comma-separated list of base64 keys (value not shown)")
+}
+
 const logLevels: ReadonlyArray<LogLevel.LogLevel> = [
   LogLevel.All,
   LogLevel.Trace,
