@@ -8,6 +8,7 @@ import { InstallationApi } from "./installation/api.js"
 import { NamespacesApi } from "./namespaces/api.js"
 import { SecretsApi } from "./secrets/api.js"
 import { ConfigurationsApi } from "./configurations/api.js"
+import { AgentsApi } from "./agents/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
@@ -18,4 +19,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(IamAccessBindingsApi)
   .add(IamServicePrincipalsApi)
   .add(SecretsApi)
-  .add(ConfigurationsApi))
+  .add(ConfigurationsApi)
+  .add(AgentsApi))

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { ConfigurationId, RoleId, SecretId } from "@svc/core/schema"
+import { AgentId, ConfigurationId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -110,6 +110,49 @@ const configurationRow = (namespaceId: string) =>
       VALUES (${id}, ${namespaceId}, 'agent', 1, '{}'::jsonb)
     `
     return id
+  })
+
+/** An Agent row (with its principal) on a Configuration, for the routes that need one. */
+const agentRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const configurationId = yield* configurationRow(namespaceId)
+    const principal = ServicePrincipalId.make()
+    const id = AgentId.make()
+    yield* sql`INSERT INTO principals (id, kind, namespace_id, name) VALUES (${principal}, 'agent', ${namespaceId}, ${`agent-${unique()}`})`
+    yield* sql`
+      INSERT INTO agents (id, namespace_id, name, configuration_id, service_principal_id, execution_mode, settings)
+      VALUES (${id}, ${namespaceId}, ${`agent-${unique()}`}, ${configurationId}, ${principal}, 'embedded', '{"harnessAuth": {"method": "runtime"}}'::jsonb)
+    `
+    return { id, configurationId }
+  })
+
+/** An Agent with one revision (its deployment queued). */
+const revisionRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const agent = yield* agentRow(namespaceId)
+    const id = RevisionId.make()
+    yield* sql`
+      INSERT INTO agent_revisions (id, agent_id, namespace_id, configuration_id, configuration_generation, snapshot)
+      VALUES (${id}, ${agent.id}, ${namespaceId}, ${agent.configurationId}, 1, ${JSON.stringify({
+        id,
+        agentId: agent.id,
+        namespaceId,
+        backendId: null,
+        compute: { id: "local", implementation: "local" },
+        configuration: {},
+        configurationGeneration: 1,
+        configurationId: agent.configurationId,
+        configurationKind: "agent",
+        secretBindings: {},
+        harness: { id: "openclaw", mode: "embedded", auth: { method: "runtime" } },
+        plugins: { driver: { id: "none", implementation: "none" }, plugins: {} },
+        pluginApprovers: null,
+        repositoryCredentials: []
+      })}::jsonb)
+    `
+    return { agentId: agent.id, revisionId: id }
   })
 
 /** Namespace-level IAM routes: hidden (404) from callers who cannot read the Namespace. */
@@ -235,6 +278,44 @@ const routes: Record<string, RouteCase> = {
   "DELETE /namespaces/:namespaceId/configurations/:configurationId": {
     prepare: (f) => Effect.map(configurationRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/configurations/${id}` })),
     expect: inNamespace(204)
+  },
+  // Agents (SPEC 4.4)
+  "POST /namespaces/:namespaceId/agents": {
+    prepare: (f) => Effect.map(configurationRow(f.ns), (configurationId) => ({ path: `/namespaces/${f.ns}/agents`, body: { name: `a-${unique()}`, configurationId } })),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/agents": { prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/agents` }), expect: inNamespace(200) },
+  "GET /namespaces/:namespaceId/agents/:agentId": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}` })),
+    expect: inNamespace(200)
+  },
+  "PATCH /namespaces/:namespaceId/agents/:agentId": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}`, body: { configurationId: a.configurationId } })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/agents/:agentId": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}` })),
+    expect: inNamespace(202)
+  },
+  "POST /namespaces/:namespaceId/agents/:agentId/deploy": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}/deploy` })),
+    expect: inNamespace(202)
+  },
+  "POST /namespaces/:namespaceId/agents/:agentId/stop": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}/stop` })),
+    expect: inNamespace(202)
+  },
+  "GET /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId": {
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/deployments/${r.revisionId}` })),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/agents/:agentId/revisions": {
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions` })),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/agents/:agentId/revisions/:revisionId": {
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions/${r.revisionId}` })),
+    expect: inNamespace(200)
   },
   // Service principals (DESIGN §6)
   "POST /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals", body: { name: "matrix" } }), expect: onInstallation(201) },

@@ -206,13 +206,23 @@ export const updateConfiguration = Effect.fn("Configurations.update")(function* 
 
 /**
  * What still references the Configuration, or undefined (DELETE answers 409 while something
- * does). The referrers are Agent drafts and revisions, which the agents capability adds here,
- * inside the deleting transaction after the row lock.
+ * does): an Agent's draft, or a revision (a revision snapshots the Configuration it ran and keeps
+ * naming it). Runs inside the deleting transaction after the row lock.
  */
 export const configurationReferrer = (
-  _namespaceId: string,
-  _configurationId: string
-): Effect.Effect<string | undefined, never, SqlClient.SqlClient> => Effect.succeed(undefined)
+  namespaceId: string,
+  configurationId: string
+): Effect.Effect<string | undefined, never, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ referrer: string }>`
+      SELECT 'Agent ' || id AS referrer FROM agents WHERE configuration_id = ${configurationId} AND namespace_id = ${namespaceId}
+      UNION ALL
+      SELECT 'revision ' || id FROM agent_revisions WHERE configuration_id = ${configurationId} AND namespace_id = ${namespaceId}
+      LIMIT 1
+    `.pipe(Effect.orDie)
+    return rows[0]?.referrer
+  })
 
 export const deleteConfiguration = Effect.fn("Configurations.delete")(function* (namespaceId: string, configurationId: string) {
   const caller = yield* CurrentCaller

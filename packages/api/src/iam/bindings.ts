@@ -117,6 +117,14 @@ const targetExists = (target: ResourceRef) =>
       const rows = yield* sql`SELECT 1 FROM secrets WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
       return rows.length > 0
     }
+    if (target.kind === "agent") {
+      const rows = yield* sql`SELECT 1 FROM agents WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
+      return rows.length > 0
+    }
+    if (target.kind === "agent_revision") {
+      const rows = yield* sql`SELECT 1 FROM agent_revisions WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
+      return rows.length > 0
+    }
     if (target.kind === "configuration") {
       const rows = yield* sql`SELECT 1 FROM configurations WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
       return rows.length > 0

@@ -111,10 +111,10 @@ export const getNamespace = Effect.fn("Namespaces.get")(function* (namespaceId: 
 
 /**
  * What keeps a Namespace from being deleted (SPEC 4.2 409 `NAMESPACE_NOT_EMPTY`): today, its
- * Namespace-scoped service principals (automation identities that hold keys), Secrets and
- * Configurations. Custom Roles and AccessBindings are the Namespace's own policy and do not
- * block. Capabilities add their tables (Presets, service accounts, credential sources, Agents)
- * here. Writers lock the Namespace row FOR SHARE (`children.ts`), so none slips past this count.
+ * Namespace-scoped service principals (automation identities that hold keys), Secrets,
+ * Configurations and Agents (a `deleting` one included). Custom Roles and AccessBindings are the
+ * Namespace's own policy and do not block. Capabilities add their tables (service accounts,
+ * credential sources) here. Writers lock the Namespace row FOR SHARE (`children.ts`), so none slips past this count.
  */
 const holdsResources = (namespaceId: string) =>
   Effect.gen(function* () {
@@ -123,6 +123,7 @@ const holdsResources = (namespaceId: string) =>
       SELECT 1 FROM principals WHERE namespace_id = ${namespaceId} AND kind = 'service'
       UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${namespaceId}
       UNION ALL SELECT 1 FROM configurations WHERE namespace_id = ${namespaceId}
+      UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${namespaceId}
       LIMIT 1
     `.pipe(Effect.orDie)
     return rows.length > 0

@@ -41,9 +41,10 @@ const notFound = () => new NotFound({ message: "The Secret does not exist." })
 
 /**
  * What still references the Secret, or undefined when nothing does (DELETE answers 409 while
- * something does). Runs inside the deleting transaction after the row lock. Referrers:
- * Configurations' `secretBindings` (also guarded by a foreign key); Agents' `harnessAuth`,
- * credential sources and service accounts add their queries here as they land.
+ * something does). Runs inside the deleting transaction after the row lock. Referrers, each also
+ * guarded by a foreign key: Configurations' `secretBindings`, Agents' `harnessAuth` drafts and
+ * revisions (which deliver the Secret whenever their gateway starts). Credential sources and
+ * service accounts add their queries here as they land.
  */
 export const secretReferrer = (
   namespaceId: string,
@@ -51,13 +52,19 @@ export const secretReferrer = (
 ): Effect.Effect<string | undefined, never, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ configuration_id: string }>`
-      SELECT r.configuration_id FROM configuration_secret_refs r
-      JOIN configurations c ON c.id = r.configuration_id
-      WHERE r.secret_id = ${secretId} AND c.namespace_id = ${namespaceId}
-      ORDER BY r.configuration_id LIMIT 1
+    const rows = yield* sql<{ referrer: string }>`
+      SELECT 'Configuration ' || r.configuration_id AS referrer FROM configuration_secret_refs r
+        JOIN configurations c ON c.id = r.configuration_id
+        WHERE r.secret_id = ${secretId} AND c.namespace_id = ${namespaceId}
+      UNION ALL
+      SELECT 'Agent ' || r.agent_id FROM agent_secret_refs r JOIN agents a ON a.id = r.agent_id
+        WHERE r.secret_id = ${secretId} AND a.namespace_id = ${namespaceId}
+      UNION ALL
+      SELECT 'revision ' || r.revision_id FROM agent_revision_secret_refs r JOIN agent_revisions v ON v.id = r.revision_id
+        WHERE r.secret_id = ${secretId} AND v.namespace_id = ${namespaceId}
+      LIMIT 1
     `.pipe(Effect.orDie)
-    return rows[0] === undefined ? undefined : `Configuration ${rows[0].configuration_id}`
+    return rows[0]?.referrer
   })
 
 export const createSecret = Effect.fn("Secrets.create")(function* (

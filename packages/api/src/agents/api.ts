@@ -1,0 +1,113 @@
+/**
+ * The Agents HTTP contract (SPEC 4.4). Every endpoint is authenticated; handlers authorize the
+ * exact resource. Create and update queue no work; deploy, stop and delete do (202).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ErrorWire } from "@svc/core/errors"
+import { JsonBody } from "@svc/core/http"
+import { AgentId, Envelope, NamespaceId, RevisionId } from "@svc/core/schema"
+import { Schema } from "effect"
+import { Authentication } from "../auth/authentication.js"
+import { PageParams } from "../iam/schemas.js"
+import { CreateAgent, UpdateAgent } from "./fields.js"
+import { Agent, AgentRevision, DeploymentStatus } from "./schemas.js"
+
+const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
+const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
+const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId })
+const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
+
+const AgentResponse = Envelope(Agent, "AgentResponse")
+const RevisionResponse = Envelope(AgentRevision, "AgentRevisionResponse")
+
+export const AgentsApi = HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.post("create", "/namespaces/:namespaceId/agents")
+      .setPath(InNamespace)
+      .setPayload(CreateAgent)
+      .addSuccess(AgentResponse, { status: 201 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Create an Agent (needs agent:create, configuration:read and secret:operate on bound Secrets)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/namespaces/:namespaceId/agents")
+      .setPath(InNamespace)
+      .setUrlParams(PageParams)
+      .addSuccess(Envelope(Schema.Array(Agent), "AgentListResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "List the Agents the caller can read, page by page")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/namespaces/:namespaceId/agents/:agentId")
+      .setPath(AgentPath)
+      .addSuccess(AgentResponse)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Read an Agent (or its readable metadata with configurationReadError)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/namespaces/:namespaceId/agents/:agentId")
+      .setPath(AgentPath)
+      .setPayload(UpdateAgent)
+      .addSuccess(AgentResponse)
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.AGENT_DELETING)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Update an Agent's draft; applies on the next deployment (needs agent:update)")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/namespaces/:namespaceId/agents/:agentId")
+      .setPath(AgentPath)
+      .addSuccess(AgentResponse, { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Delete an Agent: 202 deleting, teardown queued (needs exact agent:delete)")
+  )
+  .add(
+    HttpApiEndpoint.post("deploy", "/namespaces/:namespaceId/agents/:agentId/deploy")
+      .setPath(AgentPath)
+      .addSuccess(RevisionResponse, { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.AGENT_DELETING)
+      .addError(ErrorWire.NAMESPACE_NOT_READY)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Deploy the saved draft as a new immutable revision (bodyless; 202 admitted, not ready)")
+  )
+  .add(
+    HttpApiEndpoint.post("stop", "/namespaces/:namespaceId/agents/:agentId/stop")
+      .setPath(AgentPath)
+      .addSuccess(AgentResponse, { status: 202 })
+      .addError(ErrorWire.AGENT_DELETING)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Stop the Agent: desired state stopped; the worker removes execution (needs agent:operate)")
+  )
+  .add(
+    HttpApiEndpoint.get("deployment", "/namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId")
+      .setPath(DeploymentPath)
+      .addSuccess(Envelope(DeploymentStatus, "DeploymentStatusResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "A deployment's persisted status (needs agent_revision:read; no probes)")
+  )
+  .add(
+    HttpApiEndpoint.get("revisions", "/namespaces/:namespaceId/agents/:agentId/revisions")
+      .setPath(AgentPath)
+      .setUrlParams(PageParams)
+      .addSuccess(Envelope(Schema.Array(AgentRevision), "AgentRevisionListResponse"))
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "The Agent's revisions the caller can read (needs agent:read)")
+  )
+  .add(
+    HttpApiEndpoint.get("revision", "/namespaces/:namespaceId/agents/:agentId/revisions/:revisionId")
+      .setPath(RevisionPath)
+      .addSuccess(RevisionResponse)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "One revision (needs agent_revision:read)")
+  )
+  .addError(ErrorWire.FORBIDDEN)
+  .annotate(OpenApi.Title, "Agents")
+  .annotate(OpenApi.Description, "Named AI workloads of a Namespace, their immutable revisions and deployments")

@@ -1,0 +1,34 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { InstallationConfiguration } from "@svc/core/config"
+import { WorkOutboxLive } from "@svc/worker"
+import { Effect } from "effect"
+import { SvcApi } from "../api.js"
+import { pageOf } from "../iam/access.js"
+import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "./agents.js"
+import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
+
+/** The Agents group, wired. Needs an SqlClient and the Installation configuration. */
+export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const installation = yield* InstallationConfiguration
+    const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      effect.pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.provideService(InstallationConfiguration, installation),
+        Effect.provide(WorkOutboxLive)
+      )
+    return handlers
+      .handle("create", ({ path, payload }) => provide(createAgent(path.namespaceId, payload)))
+      .handle("list", ({ path, urlParams }) => provide(listAgents(path.namespaceId, pageOf(urlParams))))
+      .handle("get", ({ path }) => provide(getAgent(path.namespaceId, path.agentId)))
+      .handle("update", ({ path, payload }) => provide(updateAgent(path.namespaceId, path.agentId, payload)))
+      .handle("delete", ({ path }) => provide(deleteAgent(path.namespaceId, path.agentId)))
+      .handle("deploy", ({ path }) => provide(deployAgent(path.namespaceId, path.agentId)))
+      .handle("stop", ({ path }) => provide(stopAgent(path.namespaceId, path.agentId)))
+      .handle("deployment", ({ path }) => provide(getDeployment(path.namespaceId, path.agentId, path.deploymentId)))
+      .handle("revisions", ({ path, urlParams }) => provide(listRevisions(path.namespaceId, path.agentId, pageOf(urlParams))))
+      .handle("revision", ({ path }) => provide(getRevision(path.namespaceId, path.agentId, path.revisionId)))
+  })
+)

@@ -1,0 +1,2 @@
+export { AgentsApi } from "./api.js"
+export { AgentsLive } from "./http.js"

@@ -1,0 +1,85 @@
+/**
+ * Response bodies of the Agents API (SPEC 2.4, 2.6, 2.7). Request bodies and the field rules
+ * they share with Presets and provisioning live in `fields.ts`.
+ */
+import { AgentId, ConfigurationId, NamespaceId, RevisionId, Timestamp } from "@svc/core/schema"
+import { Schema } from "effect"
+import { ExecutionMode, HarnessAuth, PluginApprovers, Plugins, RepositoryAccess, RepositoryBindings } from "./fields.js"
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+export const SettingsField = Schema.Literal("harnessAuth", "plugins", "pluginApprovers", "repositoryBindings", "repositoryAccess")
+export type SettingsField = typeof SettingsField.Type
+
+/** SPEC 2.4: saved settings that no longer decode are omitted and named here. */
+export const ConfigurationReadError = Schema.Struct({
+  code: Schema.Literal("SAVED_CONFIGURATION_UNREADABLE"),
+  field: SettingsField
+}).annotations({ identifier: "ConfigurationReadError" })
+
+export const Agent = Schema.Struct({
+  id: AgentId,
+  namespaceId: NamespaceId,
+  name: Schema.String,
+  configurationId: ConfigurationId,
+  executionMode: ExecutionMode,
+  backendId: Schema.NullOr(Schema.String),
+  harnessAuth: optional(Schema.NullOr(HarnessAuth)),
+  plugins: optional(Plugins),
+  pluginApprovers: optional(Schema.NullOr(PluginApprovers)),
+  repositoryBindings: optional(RepositoryBindings),
+  repositoryAccess: optional(RepositoryAccess),
+  workspaceDefaultsId: optional(Schema.String),
+  servicePrincipalId: Schema.String,
+  status: Schema.Literal("active", "deleting"),
+  desiredRuntimeState: Schema.Literal("running", "stopped"),
+  activeRevisionId: optional(RevisionId),
+  configurationReadError: optional(ConfigurationReadError),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}).annotations({ identifier: "Agent" })
+export type Agent = typeof Agent.Type
+
+const ComputeRef = Schema.Struct({ id: Schema.String, implementation: Schema.String })
+
+export const AgentRevision = Schema.Struct({
+  id: RevisionId,
+  agentId: AgentId,
+  namespaceId: NamespaceId,
+  backendId: Schema.NullOr(Schema.String),
+  compute: ComputeRef,
+  configuration: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  configurationGeneration: Schema.Number,
+  configurationId: ConfigurationId,
+  configurationKind: Schema.Literal("agent"),
+  secretBindings: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  harness: Schema.Struct({
+    id: Schema.String,
+    mode: ExecutionMode,
+    /** Omitted when unreadable (`configurationReadError`). */
+    auth: optional(Schema.NullOr(HarnessAuth))
+  }),
+  plugins: Schema.Struct({ driver: ComputeRef, plugins: optional(Plugins) }),
+  pluginApprovers: optional(Schema.NullOr(PluginApprovers)),
+  repositoryCredentials: Schema.Array(Schema.Unknown),
+  configurationReadError: optional(ConfigurationReadError),
+  createdAt: Timestamp
+}).annotations({ identifier: "AgentRevision" })
+export type AgentRevision = typeof AgentRevision.Type
+
+const Attempt = Schema.Struct({ at: Timestamp, code: Schema.String, message: Schema.String })
+
+export const DeploymentStatus = Schema.Struct({
+  deploymentId: RevisionId,
+  namespaceId: NamespaceId,
+  agentId: AgentId,
+  status: Schema.Literal("queued", "running", "succeeded", "failed"),
+  error: Schema.NullOr(Schema.Struct({
+    code: Schema.String,
+    message: Schema.String,
+    data: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  })),
+  progress: Schema.NullOr(Schema.Struct({ lastAttempt: Schema.NullOr(Attempt), nextAttemptAt: Schema.NullOr(Timestamp) })),
+  warnings: Schema.Array(Schema.Struct({ code: Schema.Literal("PLUGIN_INSTALL_FAILED", "PLUGIN_AUTH_REQUIRED"), pluginId: Schema.String }))
+}).annotations({ identifier: "DeploymentStatus" })
+export type DeploymentStatus = typeof DeploymentStatus.Type
