@@ -7,6 +7,7 @@ import { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./ia
 import { InstallationApi } from "./installation/api.js"
 import { NamespacesApi } from "./namespaces/api.js"
 import { SecretsApi } from "./secrets/api.js"
+import { PresetsApi } from "./presets/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
@@ -16,4 +17,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(IamRolesApi)
   .add(IamAccessBindingsApi)
   .add(IamServicePrincipalsApi)
-  .add(SecretsApi))
+  .add(SecretsApi)
+  .add(PresetsApi))

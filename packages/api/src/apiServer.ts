@@ -10,6 +10,7 @@ import { IamLive } from "./iam/http.js"
 import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { SecretsLive } from "./secrets/http.js"
+import { PresetsLive } from "./presets/http.js"
 import { secretDriverFromConfiguration } from "./secrets/driver.js"
 import { httpPipeline } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
@@ -19,7 +20,7 @@ import { listen, type ServerOptions } from "./server.js"
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, PresetsLive).pipe(
   Layer.provide(secretDriverFromConfiguration),
   Layer.provideMerge(AuthenticationLive)
 )

@@ -121,6 +121,7 @@ const holdsResources = (namespaceId: string) =>
     const rows = yield* sql`
       SELECT 1 FROM principals WHERE namespace_id = ${namespaceId} AND kind = 'service'
       UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${namespaceId}
+      UNION ALL SELECT 1 FROM presets WHERE namespace_id = ${namespaceId}
       LIMIT 1
     `.pipe(Effect.orDie)
     return rows.length > 0

@@ -5,6 +5,7 @@ import m0002 from "./0002_identity.js"
 import m0003 from "./0003_sign_in_failures.js"
 import m0004 from "./0004_sign_in_attempts.js"
 import m0005 from "./0005_secrets.js"
+import m0007 from "./0007_presets.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -15,5 +16,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0002_identity": m0002,
   "0003_sign_in_failures": m0003,
   "0004_sign_in_attempts": m0004,
-  "0005_secrets": m0005
+  "0005_secrets": m0005,
+  // 0006 is the Configurations migration, landing separately.
+  "0007_presets": m0007
 }
