@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { RoleId, SecretId } from "@svc/core/schema"
+import { PresetId, RoleId, SecretId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -97,6 +97,15 @@ const secretRow = (namespaceId: string) =>
       VALUES (${id}, ${namespaceId}, ${`s-${unique()}`}, 'builtin', '0000000000000000',
         ${new Uint8Array(12)}, ${new Uint8Array(1)}, ${new Uint8Array(16)})
     `
+    return id
+  })
+
+/** A Preset row with an empty template, for the routes that need one. */
+const presetRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = PresetId.make()
+    yield* sql`INSERT INTO presets (id, namespace_id, name, template) VALUES (${id}, ${namespaceId}, ${`p-${unique()}`}, '{}'::jsonb)`
     return id
   })
 
@@ -201,6 +210,27 @@ const routes: Record<string, RouteCase> = {
   },
   "DELETE /namespaces/:namespaceId/secrets/:secretId": {
     prepare: (f) => Effect.map(secretRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/secrets/${id}` })),
+    expect: inNamespace(204)
+  },
+  // Presets (DESIGN §7)
+  "POST /namespaces/:namespaceId/presets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/presets`, body: { name: `p-${unique()}`, template: {} } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/presets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/presets` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}` })),
+    expect: inNamespace(200)
+  },
+  "PATCH /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}`, body: { name: `q-${unique()}` } })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}` })),
     expect: inNamespace(204)
   },
   // Service principals (DESIGN §6)
