@@ -42,9 +42,9 @@ const notFound = () => new NotFound({ message: "The Secret does not exist." })
  * What still references the Secret, or undefined when nothing does (DELETE answers 409 while
  * something does). No referencing store exists yet; the future referrers are:
  * - Agent configurations' `secretBindings` (SPEC 4.7, Agent configuration),
- * - Preset templates' `configuration.secretBindings` (DESIGN §7),
  * - Credential sources that read a Secret.
- * Each adds its query here, inside the deleting transaction (after the row lock).
+ * Each adds its query here, inside the deleting transaction (after the row lock). Presets are
+ * not referrers: their references are checked when a Preset is applied (docs/decisions/presets.md).
  */
 export const secretReferrer = (
   _namespaceId: string,
