@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { firstTooDeep } from "../http/jsonDepth.js"
-import { issueOf, keysOf, launchSettings, maxEntries, type StringRule } from "../schema/agentSettings.js"
+import { issueOf, JsonValue, keysOf, launchSettings, maxEntries, type StringRule } from "../schema/agentSettings.js"
 import { detailMessage } from "../schema/detailCodes.js"
 import { Limits } from "../schema/limits.js"
 import { BoundedString, OneOf, RequestBody } from "../schema/strings.js"
@@ -52,7 +52,7 @@ const issue = (path: ReadonlyArray<PropertyKey>, code: Parameters<typeof detailM
 export const PresetVariable = RequestBody({
   type: OneOf(...VariableTypes),
   required: Schema.optional(Schema.Boolean),
-  default: Schema.optional(Schema.Unknown),
+  default: Schema.optional(JsonValue),
   description: Schema.optional(BoundedString(1, PresetLimits.variableDescription))
 }).pipe(
   Schema.filter((variable) => {

@@ -54,6 +54,12 @@ export const keysOf = (key: Schema.Schema.AnyNoContext) =>
       )
     )
 
+/** Any JSON value: one named component (each bare `Schema.Unknown` repeats the same `$id` inline). */
+export const JsonValue = Schema.Unknown.annotations({ identifier: "JsonValue", description: "any JSON value" })
+
+/** A JSON object with any members. */
+export const JsonObject = Schema.Record({ key: Schema.String, value: JsonValue })
+
 /** A plugin ID (SPEC 2.9). */
 export const PluginId = PatternString(/^[A-Za-z0-9._~:@-]{1,253}$/, Limits.pluginId.max)
 
@@ -133,7 +139,7 @@ export const launchSettings = (text: StringRule) => {
     ),
     /** Structural rules of SPEC 2.9 belong to the Agents capability; here: an object per plugin ID. */
     plugins: Schema.optional(
-      Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }).pipe(keysOf(PluginId))
+      Schema.Record({ key: Schema.String, value: JsonObject }).pipe(keysOf(PluginId))
     ),
     pluginApprovers: Schema.optional(
       Schema.Array(PluginApprover).pipe(
@@ -147,7 +153,7 @@ export const launchSettings = (text: StringRule) => {
     delivery: Schema.optional(RequestBody({ type: Schema.Literal("env") }))
   })
   const ConfigurationDocument = RequestBody({
-    values: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    values: JsonObject,
     secretBindings: Schema.optional(
       Schema.Record({ key: Schema.String, value: SecretBinding }).pipe(
         keysOf(EnvName),
