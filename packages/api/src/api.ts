@@ -9,6 +9,7 @@ import { NamespacesApi } from "./namespaces/api.js"
 import { SecretsApi } from "./secrets/api.js"
 import { ConfigurationsApi } from "./configurations/api.js"
 import { AgentsApi } from "./agents/api.js"
+import { PresetsApi } from "./presets/api.js"
 import { documented, withApiErrors } from "@svc/core/http"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
@@ -20,4 +21,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(IamServicePrincipalsApi)
   .add(SecretsApi)
   .add(ConfigurationsApi)
+  .add(PresetsApi)
   .add(AgentsApi))

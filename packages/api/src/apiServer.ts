@@ -12,6 +12,7 @@ import { NamespacesLive } from "./namespaces/http.js"
 import { SecretsLive } from "./secrets/http.js"
 import { ConfigurationsLive } from "./configurations/http.js"
 import { AgentsLive } from "./agents/http.js"
+import { PresetsLive } from "./presets/http.js"
 import { secretDriverFromConfiguration } from "./secrets/driver.js"
 import { httpPipeline } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
@@ -21,7 +22,7 @@ import { listen, type ServerOptions } from "./server.js"
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, AgentsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
   Layer.provide(secretDriverFromConfiguration),
   Layer.provideMerge(AuthenticationLive)
 )

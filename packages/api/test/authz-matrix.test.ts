@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, ConfigurationId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
+import { AgentId, ConfigurationId, PresetId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -153,6 +153,15 @@ const revisionRow = (namespaceId: string) =>
       })}::jsonb)
     `
     return { agentId: agent.id, revisionId: id }
+  })
+
+/** A Preset row with an empty template, for the routes that need one. */
+const presetRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = PresetId.make()
+    yield* sql`INSERT INTO presets (id, namespace_id, name, template) VALUES (${id}, ${namespaceId}, ${`p-${unique()}`}, '{}'::jsonb)`
+    return id
   })
 
 /** Namespace-level IAM routes: hidden (404) from callers who cannot read the Namespace. */
@@ -316,6 +325,27 @@ const routes: Record<string, RouteCase> = {
   "GET /namespaces/:namespaceId/agents/:agentId/revisions/:revisionId": {
     prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions/${r.revisionId}` })),
     expect: inNamespace(200)
+  },
+  // Presets (DESIGN §7)
+  "POST /namespaces/:namespaceId/presets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/presets`, body: { name: `p-${unique()}`, template: {} } }),
+    expect: inNamespace(201)
+  },
+  "GET /namespaces/:namespaceId/presets": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/presets` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}` })),
+    expect: inNamespace(200)
+  },
+  "PATCH /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}`, body: { name: `q-${unique()}` } })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/presets/:presetId": {
+    prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}` })),
+    expect: inNamespace(204)
   },
   // Service principals (DESIGN §6)
   "POST /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals", body: { name: "matrix" } }), expect: onInstallation(201) },

@@ -16,7 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { BindingId, ConfigurationId, NamespaceId, PresetId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -60,7 +60,10 @@ const absentIds: Record<string, () => string> = {
   presetId: () => PresetId.make(),
   roleId: () => RoleId.make(),
   bindingId: () => BindingId.make(),
-  servicePrincipalId: () => ServicePrincipalId.make()
+  servicePrincipalId: () => ServicePrincipalId.make(),
+  agentId: () => AgentId.make(),
+  revisionId: () => RevisionId.make(),
+  deploymentId: () => RevisionId.make()
 }
 
 /** Every row of Namespace B, and of the Installation-wide tables B's resources live in. */
@@ -74,12 +77,12 @@ const snapshotOf = (ns: string) =>
       UNION ALL SELECT row_to_json(r)::text FROM roles r WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(b)::text FROM access_bindings b WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(p)::text FROM principals p WHERE namespace_id = ${ns}
-      UNION ALL SELECT count(*)::text FROM work_items WHERE key = ${ns}
+      UNION ALL SELECT row_to_json(a)::text FROM agents a WHERE namespace_id = ${ns}
+      UNION ALL SELECT row_to_json(v)::text FROM agent_revisions v WHERE namespace_id = ${ns}
+      UNION ALL SELECT count(*)::text FROM work_items WHERE key = ${ns} OR payload->>'namespaceId' = ${ns}
       ORDER BY 1
     `
-    const presets = yield* sql<{ row: string }>`
-      SELECT row_to_json(p)::text AS row FROM presets p WHERE namespace_id = ${ns} ORDER BY 1
-    `.pipe(Effect.orElseSucceed(() => []))
+    const presets = yield* sql<{ row: string }>`SELECT row_to_json(p)::text AS row FROM presets p WHERE namespace_id = ${ns} ORDER BY 1`
     return [...rows, ...presets].map((r) => r.row)
   })
 
@@ -108,7 +111,14 @@ describe("cross-tenant isolation", () => {
           roleId: role.id,
           resource: { kind: "secret", id: secret.id }
         }), 201)
-        const presetResult = yield* asAdmin("POST", `/namespaces/${b}/presets`, { name: "b-preset", template: {} })
+        const preset = expectData(yield* asAdmin("POST", `/namespaces/${b}/presets`, { name: "b-preset", template: {} }), 201)
+        const plain = expectData(yield* asAdmin("POST", `/namespaces/${b}/configurations`, { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* asAdmin("POST", `/namespaces/${b}/agents`, {
+          name: "b-agent",
+          configurationId: plain.id,
+          harnessAuth: { method: "runtime" }
+        }), 201)
+        const revision = expectData(yield* asAdmin("POST", `/namespaces/${b}/agents/${agent.id}/deploy`), 202)
         const existing: Record<string, string> = {
           namespaceId: b,
           secretId: secret.id,
@@ -116,7 +126,10 @@ describe("cross-tenant isolation", () => {
           roleId: role.id,
           bindingId: binding.id,
           servicePrincipalId: bPrincipal.id,
-          ...(presetResult.status === 201 ? { presetId: presetResult.body.data.id } : {})
+          presetId: preset.id,
+          agentId: agent.id,
+          revisionId: revision.id,
+          deploymentId: revision.id
         }
 
         // The callers of Namespace A, each an administrator there.
@@ -144,7 +157,12 @@ describe("cross-tenant isolation", () => {
           },
           "POST /namespaces/:namespaceId/iam/service-principals": { name: "planted" },
           "POST /namespaces/:namespaceId/presets": { name: "planted", template: {} },
-          "PATCH /namespaces/:namespaceId/presets/:presetId": { name: "renamed" }
+          "PATCH /namespaces/:namespaceId/presets/:presetId": { name: "renamed" },
+          "POST /namespaces/:namespaceId/agents": { name: "planted", configurationId: configuration.id },
+          "PATCH /namespaces/:namespaceId/agents/:agentId": { configurationId: configuration.id, harnessAuth: null },
+          // Bodyless operations.
+          "POST /namespaces/:namespaceId/agents/:agentId/deploy": null,
+          "POST /namespaces/:namespaceId/agents/:agentId/stop": null
         }
 
         const before = yield* snapshotOf(b)
@@ -157,8 +175,9 @@ describe("cross-tenant isolation", () => {
             expect(absentIds[param], `no fixture for path parameter ${param} (${key})`).toBeDefined()
             expect(existing[param], `no resource of Namespace B for ${param} (${key})`).toBeDefined()
           }
-          const body = route.method === "POST" || route.method === "PATCH" ? bodies[key] : undefined
-          if (route.method === "POST" || route.method === "PATCH") expect(body, `no body for ${key}`).toBeDefined()
+          const mutating = route.method === "POST" || route.method === "PATCH"
+          if (mutating) expect(key in bodies, `no body for ${key}`).toBe(true)
+          const body = mutating ? bodies[key] ?? undefined : undefined
           const pathWith = (ids: Record<string, string>) => route.path.replace(/:([A-Za-z]+)/g, (_m, name: string) => ids[name]!)
           const absent = Object.fromEntries(params.map((param) => [param, absentIds[param]!()]))
           for (const [caller, headers] of Object.entries(callers)) {

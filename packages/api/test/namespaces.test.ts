@@ -119,6 +119,15 @@ describe("Namespaces", () => {
         const secretNs = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "with-secret" }), 201)
         expectData(yield* send(baseUrl, "POST", `/namespaces/${secretNs.id}/secrets`, admin.headers, { name: "s", value: "v" }), 201)
         expectError(yield* send(baseUrl, "DELETE", `/namespaces/${secretNs.id}`, admin.headers), 409, "NAMESPACE_NOT_EMPTY")
+        // So does a Preset, until it is deleted.
+        const presetNs = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "with-preset" }), 201)
+        const preset = expectData(
+          yield* send(baseUrl, "POST", `/namespaces/${presetNs.id}/presets`, admin.headers, { name: "p", template: {} }),
+          201
+        )
+        expectError(yield* send(baseUrl, "DELETE", `/namespaces/${presetNs.id}`, admin.headers), 409, "NAMESPACE_NOT_EMPTY")
+        expect((yield* send(baseUrl, "DELETE", `/namespaces/${presetNs.id}/presets/${preset.id}`, admin.headers)).status).toBe(204)
+        expect(expectData(yield* send(baseUrl, "DELETE", `/namespaces/${presetNs.id}`, admin.headers), 202).status).toBe("deleting")
         yield* createServicePrincipal("automation", created.id)
         expectError(yield* send(baseUrl, "DELETE", `/namespaces/${created.id}`, admin.headers), 409, "NAMESPACE_NOT_EMPTY")
         expectError(yield* send(baseUrl, "GET", `/namespaces/${NamespaceId.make()}`, admin.headers), 404, "NOT_FOUND")

@@ -2,7 +2,7 @@
  * Response bodies of the Agents API (SPEC 2.4, 2.6, 2.7). Request bodies and the field rules
  * they share with Presets and provisioning live in `fields.ts`.
  */
-import { AgentId, ConfigurationId, NamespaceId, RevisionId, Timestamp } from "@svc/core/schema"
+import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, Timestamp } from "@svc/core/schema"
 import { Schema } from "effect"
 import { ExecutionMode, HarnessAuth, PluginApprovers, Plugins, RepositoryAccess, RepositoryBindings } from "./fields.js"
 
@@ -48,11 +48,11 @@ export const AgentRevision = Schema.Struct({
   namespaceId: NamespaceId,
   backendId: Schema.NullOr(Schema.String),
   compute: ComputeRef,
-  configuration: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  configuration: Schema.Record({ key: Schema.String, value: JsonValue }),
   configurationGeneration: Schema.Number,
   configurationId: ConfigurationId,
   configurationKind: Schema.Literal("agent"),
-  secretBindings: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  secretBindings: Schema.Record({ key: Schema.String, value: JsonValue }),
   harness: Schema.Struct({
     id: Schema.String,
     mode: ExecutionMode,
@@ -61,7 +61,7 @@ export const AgentRevision = Schema.Struct({
   }),
   plugins: Schema.Struct({ driver: ComputeRef, plugins: optional(Plugins) }),
   pluginApprovers: optional(Schema.NullOr(PluginApprovers)),
-  repositoryCredentials: Schema.Array(Schema.Unknown),
+  repositoryCredentials: Schema.Array(JsonValue),
   configurationReadError: optional(ConfigurationReadError),
   createdAt: Timestamp
 }).annotations({ identifier: "AgentRevision" })
@@ -77,7 +77,7 @@ export const DeploymentStatus = Schema.Struct({
   error: Schema.NullOr(Schema.Struct({
     code: Schema.String,
     message: Schema.String,
-    data: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    data: optional(Schema.Record({ key: Schema.String, value: JsonValue }))
   })),
   progress: Schema.NullOr(Schema.Struct({ lastAttempt: Schema.NullOr(Attempt), nextAttemptAt: Schema.NullOr(Timestamp) })),
   warnings: Schema.Array(Schema.Struct({ code: Schema.Literal("PLUGIN_INSTALL_FAILED", "PLUGIN_AUTH_REQUIRED"), pluginId: Schema.String }))

@@ -8,6 +8,7 @@ import {
   detailMessage,
   EnvironmentRecord,
   JsonObject,
+  JsonValue,
   Limits,
   NamespaceId,
   OneOf,
@@ -57,7 +58,7 @@ export const Configuration = Schema.Struct({
   namespaceId: NamespaceId,
   kind: Schema.Literal("agent"),
   generation: Schema.Number.annotations({ description: "1-9007199254740991; each PATCH adds one" }),
-  values: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  values: Schema.Record({ key: Schema.String, value: JsonValue }),
   secretBindings: Schema.Record({ key: Schema.String, value: SecretBinding }),
   createdAt: Timestamp,
   updatedAt: Timestamp

@@ -101,35 +101,25 @@ const missingPermissions = (caller: Caller, permissions: ReadonlyArray<string>, 
     return rows.map((row) => row.permission)
   })
 
-/** Existence of the targets whose store this capability owns (Roles and bindings of the Namespace). */
+/** The tables of the binding targets whose rows exist today; other kinds are not checked yet. */
+const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
+  iam_role: "roles",
+  iam_access_binding: "access_bindings",
+  secret: "secrets",
+  preset: "presets",
+  configuration: "configurations",
+  agent: "agents",
+  agent_revision: "agent_revisions"
+}
+
+/** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
 const targetExists = (target: ResourceRef) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    if (target.kind === "iam_role") {
-      const rows = yield* sql`SELECT 1 FROM roles WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    if (target.kind === "iam_access_binding") {
-      const rows = yield* sql`SELECT 1 FROM access_bindings WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    if (target.kind === "secret") {
-      const rows = yield* sql`SELECT 1 FROM secrets WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    if (target.kind === "agent") {
-      const rows = yield* sql`SELECT 1 FROM agents WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    if (target.kind === "agent_revision") {
-      const rows = yield* sql`SELECT 1 FROM agent_revisions WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    if (target.kind === "configuration") {
-      const rows = yield* sql`SELECT 1 FROM configurations WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-      return rows.length > 0
-    }
-    return true
+    const table = targetTables[target.kind]
+    if (table === undefined || target.kind === "installation" || target.kind === "namespace") return true
+    const rows = yield* sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
+    return rows.length > 0
   })
 
 export const createBinding = Effect.fn("IamAccessBindings.create")(function* (

@@ -6,24 +6,18 @@ import { isPermission, namespaceAdminPermissions, type Permission } from "@svc/c
 import {
   BindingId,
   detailMessage,
-  LONE_SURROGATE,
   NamespaceId,
   PatternString,
   RequestBody,
+  ResourceName,
   RoleId,
   ServicePrincipalId,
   Timestamp
 } from "@svc/core/schema"
 import { Schema } from "effect"
 
-/** 1-200 characters, no leading or trailing whitespace, no control characters (SPEC 2.4 names). */
-export const ResourceName = Schema.String.pipe(
-  Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must be at least 1 character") }),
-  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
-  Schema.filter((s) => s.trim() === s && !/[\u0000-\u001f\u007f-\u009f]/.test(s) && !LONE_SURROGATE.test(s), {
-    message: detailMessage("INVALID_FORMAT", "no leading or trailing whitespace, control characters or unpaired surrogates")
-  })
-)
+/** Names of Namespaces, Roles, Secrets, Presets (the shared core schema). */
+export { ResourceName }
 
 const namespaceCatalogue: ReadonlySet<string> = new Set(namespaceAdminPermissions)
 

@@ -112,7 +112,7 @@ export const getNamespace = Effect.fn("Namespaces.get")(function* (namespaceId: 
 /**
  * What keeps a Namespace from being deleted (SPEC 4.2 409 `NAMESPACE_NOT_EMPTY`): today, its
  * Namespace-scoped service principals (automation identities that hold keys), Secrets,
- * Configurations and Agents (a `deleting` one included). Custom Roles and AccessBindings are the
+ * Configurations, Presets and Agents (a `deleting` one included). Custom Roles and AccessBindings are the
  * Namespace's own policy and do not block. Capabilities add their tables (service accounts,
  * credential sources) here. Writers lock the Namespace row FOR SHARE (`children.ts`), so none slips past this count.
  */
@@ -124,6 +124,7 @@ const holdsResources = (namespaceId: string) =>
       UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${namespaceId}
       UNION ALL SELECT 1 FROM configurations WHERE namespace_id = ${namespaceId}
       UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${namespaceId}
+      UNION ALL SELECT 1 FROM presets WHERE namespace_id = ${namespaceId}
       LIMIT 1
     `.pipe(Effect.orDie)
     return rows.length > 0

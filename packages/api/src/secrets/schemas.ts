@@ -2,7 +2,7 @@
  * Request and response bodies of the Secrets API (DESIGN §7). The value is write-only: it is
  * accepted on create and update and never part of any response.
  */
-import { detailMessage, LONE_SURROGATE, NamespaceId, RequestBody, SecretId, Timestamp } from "@svc/core/schema"
+import { detailMessage, LONE_SURROGATE, NamespaceId, RequestBody, SecretId, SecretRef, Timestamp } from "@svc/core/schema"
 import { Schema } from "effect"
 import { ResourceName } from "../iam/schemas.js"
 
@@ -25,12 +25,6 @@ export const CreateSecret = RequestBody({ name: ResourceName, value: SecretValue
   .annotations({ identifier: "CreateSecretRequest" })
 
 export const UpdateSecret = RequestBody({ value: SecretValue }).annotations({ identifier: "UpdateSecretRequest" })
-
-export const SecretRef = Schema.Struct({
-  kind: Schema.Literal("secret"),
-  namespaceId: NamespaceId,
-  id: SecretId
-}).annotations({ identifier: "SecretRef" })
 
 export const Secret = Schema.Struct({
   id: SecretId,

@@ -45,6 +45,8 @@ const notFound = () => new NotFound({ message: "The Secret does not exist." })
  * guarded by a foreign key: Configurations' `secretBindings`, Agents' `harnessAuth` drafts and
  * revisions (which deliver the Secret whenever their gateway starts). Credential sources and
  * service accounts add their queries here as they land.
+ * Presets are not referrers: their references are checked when a Preset is applied
+ * (docs/decisions/presets.md).
  */
 export const secretReferrer = (
   namespaceId: string,

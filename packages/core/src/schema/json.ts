@@ -39,8 +39,11 @@ export const firstUnsafeJson = (value: unknown): UnsafeJson | undefined => {
   return undefined
 }
 
+/** Any JSON value: one named component (each bare `Schema.Unknown` repeats the same `$id` inline). */
+export const JsonValue = Schema.Unknown.annotations({ identifier: "JsonValue", description: "any JSON value" })
+
 /** A JSON object (not an array, not null) of JSON-safe values. */
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+export const JsonObject = Schema.Record({ key: Schema.String, value: JsonValue }).pipe(
   Schema.filter((document) => {
     const unsafe = firstUnsafeJson(document)
     return unsafe === undefined ? true : { path: unsafe.path, message: `INVALID_VALUE${DETAIL_SEPARATOR}${unsafe.reason}` }

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { detailMessage } from "./detailCodes.js"
+import { LONE_SURROGATE } from "./json.js"
 
 /**
  * A string of `min`-`max` characters. Too long reports TOO_LONG; too short INVALID_VALUE (an
@@ -43,3 +44,12 @@ export const OneOf = <const L extends ReadonlyArray<string>>(...values: L) =>
  */
 export const RequestBody = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" } })
+
+/** 1-200 characters, no leading or trailing whitespace, no control characters (SPEC 2.4 names). */
+export const ResourceName = Schema.String.pipe(
+  Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must be at least 1 character") }),
+  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
+  Schema.filter((s) => s.trim() === s && !/[\u0000-\u001f\u007f-\u009f]/.test(s) && !LONE_SURROGATE.test(s), {
+    message: detailMessage("INVALID_FORMAT", "no leading or trailing whitespace, control characters or unpaired surrogates")
+  })
+)

@@ -6,6 +6,7 @@ import m0003 from "./0003_sign_in_failures.js"
 import m0004 from "./0004_sign_in_attempts.js"
 import m0005 from "./0005_secrets.js"
 import m0006 from "./0006_configurations.js"
+import m0007 from "./0007_presets.js"
 import m0008 from "./0008_agents.js"
 
 /**
@@ -19,5 +20,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_sign_in_attempts": m0004,
   "0005_secrets": m0005,
   "0006_configurations": m0006,
+  "0007_presets": m0007,
   "0008_agents": m0008
 }

@@ -1,0 +1,2 @@
+export { PresetsApi } from "./api.js"
+export { PresetsLive } from "./http.js"
