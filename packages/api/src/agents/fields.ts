@@ -1,58 +1,333 @@
-// TEMPORARY (not committed): stand-in until the agentfields branch merges.
-import { ConfigurationId, NamespaceId, OneOf, RequestBody, SecretId, ServiceAccountId, CredentialSourceId } from "@svc/core/schema"
-import { Schema } from "effect"
+/**
+ * The fields of Agent create and update bodies (SPEC 2.4, 2.5, 2.9), and the saved settings an
+ * Agent keeps of them. Every refinement names its `details[].code` in its message (see
+ * `detailMessage`); every struct rejects unknown fields (UNKNOWN_FIELD), which is how the
+ * fields SPEC 2.4 refuses (`servicePrincipalId`, an inline `configuration`, `gateway`,
+ * `modelApiKey`, legacy `approvalMode` and category approvals) are refused.
+ */
+import {
+  BoundedString,
+  ConfigurationId,
+  CredentialSourceId,
+  detailMessage,
+  JsonObject,
+  Limits,
+  LONE_SURROGATE,
+  OneOf,
+  PatternString,
+  RequestBody,
+  ServiceAccountId
+} from "@svc/core/schema"
+import { Either, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+import { BindingSource } from "../configurations/schemas.js"
 import { ResourceName } from "../iam/schemas.js"
+
+// ---------------------------------------------------------------------------------------------
+// Scalars
+
+/** SPEC 2.4: 1-200 chars, no leading or trailing whitespace, no control characters. */
 export const AgentName = ResourceName
+
 export const ExecutionMode = OneOf("embedded", "dedicated")
 export type ExecutionMode = typeof ExecutionMode.Type
-export const BackendIdField = Schema.NullOr(Schema.String)
-export const SecretSource = Schema.Struct({ kind: Schema.Literal("secret"), namespaceId: NamespaceId, id: SecretId })
-export const HarnessAuth = Schema.Union(
-  Schema.Struct({ method: Schema.Literal("api_key"), source: SecretSource }),
-  Schema.Struct({ method: Schema.Literal("direct_token"), source: SecretSource }),
-  Schema.Struct({ method: Schema.Literal("provider_service_account"), serviceAccountId: ServiceAccountId }),
-  Schema.Struct({ method: Schema.Literal("credential_source"), sourceId: CredentialSourceId }),
-  Schema.Struct({ method: Schema.Literal("runtime") })
+
+/**
+ * A Backend ID, or null for none. Backend IDs are chosen by the operator in the Installation
+ * configuration, which accepts any 1-200 characters without leading or trailing whitespace or
+ * control characters; the request accepts exactly those (empty: INVALID_VALUE, longer: TOO_LONG,
+ * otherwise malformed: INVALID_FORMAT, SPEC 7.3), so every configured Backend is addressable and a
+ * well-formed but unknown ID is a 404, not a 400.
+ */
+export const BackendIdField = Schema.NullOr(ResourceName)
+
+/** SPEC 2.4 / 2.5: a same-Namespace Secret, `{kind: secret, namespaceId, id}` (as bindings name one). */
+export const SecretSource = BindingSource
+
+/**
+ * An opaque identifier chosen elsewhere (a chat user, a Driver's tool): `min`-`max` characters
+ * without spaces, control characters or unpaired surrogates.
+ */
+const OpaqueToken = (min: number, max: number) =>
+  BoundedString(min, max).pipe(
+    Schema.filter((s) => !/[\s\p{Cc}]/u.test(s) && !LONE_SURROGATE.test(s), {
+      message: detailMessage("INVALID_FORMAT", "must not contain spaces, control characters or unpaired surrogates")
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// harnessAuth (SPEC 2.5)
+
+const HarnessMethods = ["api_key", "direct_token", "provider_service_account", "credential_source", "runtime"] as const
+
+const HarnessAuthVariants = Schema.Union(
+  RequestBody({ method: Schema.Literal("api_key"), source: SecretSource }),
+  RequestBody({ method: Schema.Literal("direct_token"), source: SecretSource }),
+  RequestBody({ method: Schema.Literal("provider_service_account"), serviceAccountId: ServiceAccountId }),
+  RequestBody({ method: Schema.Literal("credential_source"), sourceId: CredentialSourceId }),
+  RequestBody({ method: Schema.Literal("runtime") })
 )
-export type HarnessAuth = typeof HarnessAuth.Type
-export const Plugins = Schema.Record({ key: Schema.String, value: Schema.Struct({ enabled: Schema.Boolean }) })
-export type Plugins = typeof Plugins.Type
-const Approver = Schema.Struct({ channel: Schema.String, id: Schema.String })
-export const PluginApprovers = Schema.Array(Approver)
-export const RepositoryBindings = Schema.Array(Schema.Struct({ repositoryRef: Schema.String, profile: Schema.optional(Schema.String) }))
-export const RepositoryAccess = Schema.Struct({ defaultProfile: Schema.String, repositories: Schema.Array(Schema.Struct({ repositoryRef: Schema.String, profile: Schema.optional(Schema.String) })) })
-export const CreateAgent = RequestBody({
-  name: ResourceName, configurationId: ConfigurationId,
-  executionMode: Schema.optionalWith(ExecutionMode, { exact: true }),
-  backendId: Schema.optionalWith(BackendIdField, { exact: true }),
-  harnessAuth: Schema.optionalWith(Schema.NullOr(HarnessAuth), { exact: true }),
-  plugins: Schema.optionalWith(Plugins, { exact: true }),
-  pluginApprovers: Schema.optionalWith(PluginApprovers, { exact: true }),
-  repositoryBindings: Schema.optionalWith(RepositoryBindings, { exact: true }),
-  repositoryAccess: Schema.optionalWith(RepositoryAccess, { exact: true }),
-  initialWorkspaceFiles: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
-  workspaceDefaultsId: Schema.optionalWith(Schema.String, { exact: true })
+
+/**
+ * Checks `method` alone first. A union keyed by a literal reports an unknown key value as a type
+ * mismatch (INVALID_TYPE) on a schema it builds on the fly, which no annotation reaches; this
+ * probe reports it as INVALID_VALUE (or REQUIRED) at `/method`, and lets every other field
+ * through for the variant of that method to judge (REQUIRED / UNKNOWN_FIELD at their pointers).
+ */
+const HarnessMethodProbe = Schema.Struct(
+  { method: OneOf(...HarnessMethods) },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+/**
+ * One of the five bindings of SPEC 2.5, told apart by `method`. The JSON Schema (OpenAPI) is
+ * that of the variants: the surrogate annotation stands in for the probe in front of them.
+ */
+export const HarnessAuth = Schema.compose(HarnessMethodProbe, HarnessAuthVariants, { strict: false }).annotations({
+  identifier: "HarnessAuth",
+  [SchemaAST.SurrogateAnnotationId]: HarnessAuthVariants.ast
 })
-export const UpdateAgent = RequestBody({
+export type HarnessAuth = typeof HarnessAuth.Type
+
+// ---------------------------------------------------------------------------------------------
+// Maps whose keys have rules
+
+/** The first problem `key` finds with a name, as a detail message, or undefined. */
+const keyProblem = (key: Schema.Schema<string>) => {
+  const decode = Schema.decodeUnknownEither(key)
+  return (name: string): string | undefined =>
+    Either.match(decode(name), {
+      onLeft: (error) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message,
+      onRight: () => undefined
+    })
+}
+
+/**
+ * A map whose names must satisfy `key`. Checked by a filter, not a key schema: a Record reports a
+ * key its key schema refuses as an unknown field; a bad name gets its own code at its pointer.
+ */
+const KeyedRecord = <V extends Schema.Schema.Any>(key: Schema.Schema<string>, value: V) => {
+  const problemOf = keyProblem(key)
+  return Schema.Record({ key: Schema.String, value }).pipe(
+    Schema.filter((record) =>
+      Object.keys(record).flatMap((name) => {
+        const message = problemOf(name)
+        return message === undefined ? [] : [{ path: [name], message }]
+      })
+    )
+  )
+}
+
+/** A struct of optional fields that must hold at least one (SPEC 2.9). */
+const atLeastOneField = <S extends Schema.Schema<object, object>>(self: S) =>
+  self.pipe(
+    Schema.filter((value) => Object.keys(value).length > 0, {
+      message: detailMessage("INVALID_VALUE", "must hold at least one field")
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Plugins (SPEC 2.9) and approvers (SPEC 2.4)
+
+export const PluginId = PatternString(/^[A-Za-z0-9._~:@-]+$/, Limits.pluginId.max)
+
+/** The former values `native`, `prompt` and `approve` are not among them (INVALID_VALUE). */
+export const ApprovalMode = OneOf("provider_default", "all_actions", "write_actions", "none")
+export type ApprovalMode = typeof ApprovalMode.Type
+
+export const Reviewer = OneOf("human", "auto")
+export type Reviewer = typeof Reviewer.Type
+
+export const ChannelApprover = RequestBody({
+  channel: PatternString(/^[a-z][a-z0-9_-]*$/, Limits.pluginApproverChannel.max),
+  id: OpaqueToken(Limits.pluginApproverId.min, Limits.pluginApproverId.max)
+}).annotations({ identifier: "ChannelApprover" })
+export type ChannelApprover = typeof ChannelApprover.Type
+
+export const PluginApprovers = Schema.Array(ChannelApprover).pipe(
+  Schema.maxItems(Limits.pluginApprovers, {
+    message: detailMessage("TOO_LONG", `at most ${Limits.pluginApprovers} approvers`)
+  })
+)
+
+/** PATCH: omission preserves, `null` restores legacy routing, `[]` denies chat approval. */
+export const NullablePluginApprovers = Schema.NullOr(PluginApprovers)
+
+const ToolId = OpaqueToken(Limits.toolId.min, Limits.toolId.max)
+
+const ToolDefaults = RequestBody({
+  enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  approval: Schema.optionalWith(ApprovalMode, { exact: true }),
+  reviewer: Schema.optionalWith(Reviewer, { exact: true })
+}).pipe(atLeastOneField)
+
+const ToolOverride = RequestBody({
+  enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  approval: Schema.optionalWith(ApprovalMode, { exact: true }),
+  reviewer: Schema.optionalWith(Reviewer, { exact: true }),
+  approvers: Schema.optionalWith(PluginApprovers, { exact: true })
+}).pipe(atLeastOneField)
+
+const PluginSelection = RequestBody({
+  enabled: Schema.Boolean,
+  toolDefaults: Schema.optionalWith(ToolDefaults, { exact: true }),
+  approvers: Schema.optionalWith(PluginApprovers, { exact: true }),
+  tools: Schema.optionalWith(KeyedRecord(ToolId, ToolOverride), { exact: true }),
+  driverPolicy: Schema.optionalWith(JsonObject, { exact: true })
+})
+
+/** Plugin ID to its desired state. `null` is not a map (INVALID_TYPE). */
+export const Plugins = KeyedRecord(PluginId, PluginSelection).annotations({
+  identifier: "AgentPlugins",
+  description: "Driver-qualified plugin ID to its desired state"
+})
+export type Plugins = typeof Plugins.Type
+
+// ---------------------------------------------------------------------------------------------
+// Repositories (SPEC 2.4)
+
+export const RepositoryRef = PatternString(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, Limits.repositoryReference.max)
+export const RepositoryProfile = PatternString(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, Limits.repositoryProfile.max)
+
+const RepositoryBinding = RequestBody({
+  repositoryRef: RepositoryRef,
+  profile: Schema.optionalWith(RepositoryProfile, { exact: true })
+})
+
+/** Up to 16 bindings whose references are unique (a repeat: INVALID_VALUE at its reference). */
+const RepositoryList = Schema.Array(RepositoryBinding).pipe(
+  Schema.maxItems(Limits.repositoryBindingsPerAgent, {
+    message: detailMessage("TOO_LONG", `at most ${Limits.repositoryBindingsPerAgent} repositories`)
+  }),
+  Schema.filter((bindings) =>
+    bindings.flatMap((binding, index) =>
+      bindings.findIndex((other) => other.repositoryRef === binding.repositoryRef) < index
+        ? [{ path: [index, "repositoryRef"], message: detailMessage("INVALID_VALUE", "repeats an earlier reference")() }]
+        : []
+    )
+  )
+)
+
+export const RepositoryBindings = RepositoryList.annotations({ identifier: "RepositoryBindings" })
+export type RepositoryBindings = typeof RepositoryBindings.Type
+
+export const RepositoryAccess = RequestBody({
+  defaultProfile: RepositoryProfile,
+  repositories: RepositoryList
+}).annotations({ identifier: "RepositoryAccess" })
+export type RepositoryAccess = typeof RepositoryAccess.Type
+
+// ---------------------------------------------------------------------------------------------
+// Create-only fields (SPEC 2.4)
+
+const InitialFileContent = Schema.String.pipe(
+  Schema.maxLength(Limits.initialWorkspaceFileChars, {
+    message: detailMessage("TOO_LONG", `must be at most ${Limits.initialWorkspaceFileChars} characters`)
+  }),
+  Schema.filter((s) => !s.includes("\u0000") && !LONE_SURROGATE.test(s), {
+    message: detailMessage("INVALID_VALUE", "must be Unicode text without NUL")
+  })
+)
+
+export const InitialWorkspaceFiles = RequestBody({
+  "AGENTS.md": Schema.optionalWith(InitialFileContent, { exact: true }),
+  "SOUL.md": Schema.optionalWith(InitialFileContent, { exact: true }),
+  "IDENTITY.md": Schema.optionalWith(InitialFileContent, { exact: true }),
+  "USER.md": Schema.optionalWith(InitialFileContent, { exact: true })
+}).annotations({ identifier: "InitialWorkspaceFiles" })
+export type InitialWorkspaceFiles = typeof InitialWorkspaceFiles.Type
+
+/** The SHA-256 identity of the workspace defaults the caller saw. */
+export const WorkspaceDefaultsId = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{64}$/, { message: detailMessage("INVALID_FORMAT", "must be 64 lowercase hex characters") })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies (SPEC 4.4)
+
+/** `repositoryBindings` and `repositoryAccess` exclude each other (INVALID_VALUE at the latter). */
+const oneRepositoryForm = (body: object) =>
+  "repositoryBindings" in body && "repositoryAccess" in body
+    ? {
+      path: ["repositoryAccess"],
+      message: detailMessage("INVALID_VALUE", "repositoryAccess and repositoryBindings exclude each other")()
+    }
+    : true
+
+/** The draft fields create and update share. `.from.fields` of each body lists all of its fields. */
+const draftFields = {
   configurationId: ConfigurationId,
   executionMode: Schema.optionalWith(ExecutionMode, { exact: true }),
   backendId: Schema.optionalWith(BackendIdField, { exact: true }),
   harnessAuth: Schema.optionalWith(Schema.NullOr(HarnessAuth), { exact: true }),
   plugins: Schema.optionalWith(Plugins, { exact: true }),
-  pluginApprovers: Schema.optionalWith(Schema.NullOr(PluginApprovers), { exact: true }),
   repositoryBindings: Schema.optionalWith(RepositoryBindings, { exact: true }),
   repositoryAccess: Schema.optionalWith(RepositoryAccess, { exact: true })
-})
-type Settings = { harnessAuth?: HarnessAuth | null; plugins?: Plugins; pluginApprovers?: typeof PluginApprovers.Type | null; repositoryBindings?: typeof RepositoryBindings.Type; repositoryAccess?: typeof RepositoryAccess.Type }
-export const readSavedSettings = (stored: unknown): { settings: Partial<Settings>; unreadable: ReadonlyArray<"harnessAuth" | "plugins" | "pluginApprovers" | "repositoryBindings" | "repositoryAccess"> } => {
-  const s = (stored ?? {}) as Record<string, unknown>
-  const out: Record<string, unknown> = {}
-  const unreadable: Array<any> = []
-  const fields = { harnessAuth: Schema.NullOr(HarnessAuth), plugins: Plugins, pluginApprovers: Schema.NullOr(PluginApprovers), repositoryBindings: RepositoryBindings, repositoryAccess: RepositoryAccess } as const
-  for (const [k, schema] of Object.entries(fields)) {
-    if (!(k in s)) continue
-    const r = Schema.decodeUnknownEither(schema as any)(s[k])
-    if (r._tag === "Right") out[k] = r.right; else unreadable.push(k)
+}
+
+export const CreateAgent = RequestBody({
+  name: AgentName,
+  ...draftFields,
+  pluginApprovers: Schema.optionalWith(PluginApprovers, { exact: true }),
+  initialWorkspaceFiles: Schema.optionalWith(InitialWorkspaceFiles, { exact: true }),
+  workspaceDefaultsId: Schema.optionalWith(WorkspaceDefaultsId, { exact: true })
+}).pipe(Schema.filter((body) => oneRepositoryForm(body))).annotations({ identifier: "CreateAgentRequest" })
+export type CreateAgent = typeof CreateAgent.Type
+
+export const UpdateAgent = RequestBody({
+  ...draftFields,
+  pluginApprovers: Schema.optionalWith(NullablePluginApprovers, { exact: true })
+}).pipe(Schema.filter((body) => oneRepositoryForm(body))).annotations({ identifier: "UpdateAgentRequest" })
+export type UpdateAgent = typeof UpdateAgent.Type
+
+// ---------------------------------------------------------------------------------------------
+// Saved settings (SPEC 2.4 `configurationReadError`)
+
+type SavedSettingName = "harnessAuth" | "plugins" | "pluginApprovers" | "repositoryBindings" | "repositoryAccess"
+
+const savedFieldDecoders: {
+  readonly [K in SavedSettingName]: (stored: unknown) => Either.Either<Exclude<SavedSettings[K], undefined>, ParseResult.ParseError>
+} = {
+  harnessAuth: Schema.decodeUnknownEither(Schema.NullOr(HarnessAuth)),
+  plugins: Schema.decodeUnknownEither(Plugins),
+  pluginApprovers: Schema.decodeUnknownEither(NullablePluginApprovers),
+  repositoryBindings: Schema.decodeUnknownEither(RepositoryBindings),
+  repositoryAccess: Schema.decodeUnknownEither(RepositoryAccess)
+}
+
+/** The settings an Agent saves beside its Configuration reference; `harnessAuth` is always written. */
+export const SavedSettings = Schema.Struct({
+  harnessAuth: Schema.NullOr(HarnessAuth),
+  plugins: Schema.optionalWith(Plugins, { exact: true }),
+  pluginApprovers: Schema.optionalWith(NullablePluginApprovers, { exact: true }),
+  repositoryBindings: Schema.optionalWith(RepositoryBindings, { exact: true }),
+  repositoryAccess: Schema.optionalWith(RepositoryAccess, { exact: true })
+}).annotations({ identifier: "AgentSavedSettings" })
+export type SavedSettings = typeof SavedSettings.Type
+
+const savedSettingNames = Object.keys(savedFieldDecoders) as ReadonlyArray<SavedSettingName>
+
+/**
+ * Reads stored settings field by field: a field that no longer decodes is left out (no default)
+ * and named in `unreadable`, in field order, so a read can report `configurationReadError` for it
+ * and still return everything else. A missing `harnessAuth` (always written, null for none) or a
+ * stored value that is not an object is unreadable too.
+ */
+export const readSavedSettings = (stored: unknown): {
+  readonly settings: Partial<SavedSettings>
+  readonly unreadable: ReadonlyArray<SavedSettingName>
+} => {
+  if (!Predicate.isRecord(stored)) return { settings: {}, unreadable: savedSettingNames }
+  const settings: { -readonly [K in SavedSettingName]?: SavedSettings[K] } = {}
+  const unreadable: Array<SavedSettingName> = []
+  const read = <K extends SavedSettingName>(name: K) => {
+    if (!Object.hasOwn(stored, name)) {
+      if (name === "harnessAuth") unreadable.push(name)
+      return
+    }
+    const decoded = savedFieldDecoders[name](stored[name])
+    if (Either.isRight(decoded)) settings[name] = decoded.right
+    else unreadable.push(name)
   }
-  return { settings: out as Partial<Settings>, unreadable }
+  savedSettingNames.forEach(read)
+  return { settings, unreadable }
 }

@@ -12,6 +12,7 @@ import { type NamespaceId, PresetId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
+import { lockNamespaceForWrite } from "../namespaces/children.js"
 import type { Preset } from "./schemas.js"
 
 interface PresetRow {
@@ -76,6 +77,7 @@ export const createPreset = Effect.fn("Presets.create")(function* (
   const sql = yield* SqlClient.SqlClient
   const id = PresetId.make()
   const insert = Effect.gen(function* () {
+    yield* lockNamespaceForWrite(namespaceId)
     const rows = yield* sql<PresetRow>`
       INSERT INTO presets (id, namespace_id, name, template)
       VALUES (${id}, ${namespaceId}, ${payload.name}, ${JSON.stringify(payload.template)}::jsonb)
