@@ -9,3 +9,12 @@ export {
   namespaceDirectory,
   namespacesRoot
 } from "./local.js"
+export {
+  defaultRuntimeRoot,
+  locateRuntime,
+  RUNTIME_NOT_INSTALLED,
+  runtimePaths,
+  RuntimeVersions,
+  versionKey
+} from "./local/runtime.js"
+export { type InstallOutcome, installRuntime, RuntimeInstallError } from "./local/runtimeInstall.js"
