@@ -9,6 +9,10 @@ export {
   namespaceDirectory,
   namespacesRoot
 } from "./local.js"
+export { clampExecPolicy, renderGatewayConfig, serializeGatewayConfig } from "./local/gatewayConfig.js"
+export { agentLayout, type AgentLayout } from "./local/layout.js"
+export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
+export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {
   defaultRuntimeRoot,
   locateRuntime,
