@@ -64,6 +64,7 @@ beforeAll(async () => {
 }, 20 * 60_000)
 
 afterAll(async () => {
+  delete process.env.SVC_LEAK_CHECK
   for (const agentId of ["alpha", "beta", "gamma"]) {
     await Effect.runPromise(Effect.either(driver.deleteGateway({ namespaceId, agentId, revisionId: "rev_1" })))
   }
