@@ -7,7 +7,11 @@ const commands = {
   bootstrap: ["@svc/api/bootstrap", "create the Installation once (after migrate): first administrators, default Namespace, bootstrap key"],
   api: ["@svc/api/main", "serve the HTTP API (one replica)"],
   worker: ["@svc/worker/main", "run the durable work engine (one replica)"],
-  "credential-service": ["@svc/credential-service/main", "run the credential service"]
+  "credential-service": ["@svc/credential-service/main", "run the credential service"],
+  "runtime install": [
+    "@svc/worker/runtime-install",
+    "install the local gateway runtime (pinned Node.js 24 + openclaw) under SVC_RUNTIME_DIR; no-op when present"
+  ]
 }
 
 const usage = () =>
@@ -19,7 +23,10 @@ const usage = () =>
     "Configuration is read from the environment; see README.md."
   ].join("\n")
 
-const [command, ...rest] = process.argv.slice(2)
+const argv = process.argv.slice(2)
+// Two-word commands (`svc runtime install`) are looked up as one name.
+const twoWords = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : undefined
+const [command, ...rest] = twoWords !== undefined && twoWords in commands ? [twoWords, ...argv.slice(2)] : argv
 if (command === undefined || command === "help" || command === "--help" || command === "-h") {
   console.log(usage())
   process.exit(command === undefined ? 64 : 0)

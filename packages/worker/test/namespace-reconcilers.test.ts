@@ -110,7 +110,7 @@ layer(Layer.empty)("local Compute Driver, Namespace half", (it) => {
       expect(yield* exists(nsDir)).toBe(false)
     }))
 
-  it.effect("never removes an operator-owned directory; the Agent half is typed NotImplemented", () =>
+  it.effect("never removes an operator-owned directory; the Agent half treats a missing gateway as stopped", () =>
     Effect.gen(function* () {
       const dir = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "svc-local-")))
       const id = NamespaceId.make()
@@ -123,6 +123,7 @@ layer(Layer.empty)("local Compute Driver, Namespace half", (it) => {
       expect(rejected).toMatchObject({ _tag: "ComputeFailure", code: "EXISTING_NAMESPACE_UNSUPPORTED", permanent: true })
       expect(driver.supportsExistingNamespace).toBe(false)
       const ref = { namespaceId: id, agentId: "agt", revisionId: "rev" }
-      expect(yield* Effect.flip(driver.stopGateway(ref))).toMatchObject({ _tag: "ComputeNotImplemented", method: "stopGateway" })
+      yield* driver.stopGateway(ref)
+      expect(yield* driver.gatewayHealth(ref)).toBe("absent")
     }))
 })

@@ -35,6 +35,8 @@ export interface ProcessSettings {
   readonly env: Environment
   /** `SVC_DATA_DIR`, resolved to an absolute path. */
   readonly dataDir: string
+  /** `SVC_RUNTIME_DIR`: where the local gateway runtime is installed; default `<dataDir>/runtime`. */
+  readonly runtimeDir: string
   /** `DATABASE_URL`; unset means embedded PostgreSQL (development only). */
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   /** `SVC_HOST` */
@@ -145,6 +147,7 @@ const bootstrapPaths = Config.all({
 const raw = Config.all({
   env: environment,
   dataDir: V.withDefault(V.variable("SVC_DATA_DIR", V.text), defaults.dataDir),
+  runtimeDir: V.optional(V.variable("SVC_RUNTIME_DIR", V.text)),
   databaseUrl: requiredInProduction("DATABASE_URL", V.optional(V.secretVariable("DATABASE_URL", V.postgresUrl))),
   host: V.withDefault(V.variable("SVC_HOST", V.noWhitespace), defaults.host),
   port: V.withDefault(V.variable("SVC_PORT", V.integerBetween(0, 65535)), defaults.port),
@@ -180,6 +183,7 @@ const settle = (c: Raw): ProcessSettings => {
   return {
     env: c.env,
     dataDir,
+    runtimeDir: Option.match(c.runtimeDir, { onNone: () => path.join(dataDir, "runtime"), onSome: (p) => path.resolve(p) }),
     databaseUrl: c.databaseUrl,
     host: c.host,
     port: c.port,

@@ -6,7 +6,7 @@
  * Every method is an idempotent convergence step, safe to repeat after a crash at any point:
  * the worker's reconcilers call them with at-least-once delivery.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, Data, type Effect, type Redacted } from "effect"
 import type { NamespaceId } from "../../schema/ids.js"
 
 /** The Namespace as the driver sees it. */
@@ -26,7 +26,7 @@ export class ComputeFailure extends Data.TaggedError("ComputeFailure")<{
   readonly permanent: boolean
 }> {}
 
-/** A method this driver does not implement (yet): the Agent half of `local` until the agents issue. */
+/** A method this driver does not implement (yet). */
 export class ComputeNotImplemented extends Data.TaggedError("ComputeNotImplemented")<{
   readonly driver: string
   readonly method: string
@@ -34,13 +34,27 @@ export class ComputeNotImplemented extends Data.TaggedError("ComputeNotImplement
 
 export type ComputeError = ComputeFailure | ComputeNotImplemented
 
-/** What a revision's gateway needs to start (filled in by the agents issue). */
+/** What a revision's gateway needs to start. */
 export interface GatewaySpec {
   readonly namespaceId: NamespaceId
   readonly agentId: string
   readonly revisionId: string
-  /** The rendered gateway configuration (strict JSON5 for `openclaw`). */
-  readonly config: string
+  /**
+   * The Configuration's `values`: the native runtime configuration document (OpenClaw's
+   * `openclaw.json` shape). The driver renders the file itself, merging in the settings it
+   * enforces (port, token auth, loopback, no host command execution, ...).
+   */
+  readonly values: Readonly<Record<string, unknown>>
+  /** Secrets for the gateway, as environment variables of that process only (never on disk). */
+  readonly env: Readonly<Record<string, Redacted.Redacted<string>>>
+  /**
+   * When set, a start is only successful after one chat completion through the gateway; an
+   * upstream credential rejection fails permanently with `RUNTIME_AUTHENTICATION_FAILED`.
+   */
+  readonly modelProbe?: {
+    /** The backend model to probe (`provider/model`); the Agent's default model when absent. */
+    readonly model?: string | undefined
+  } | undefined
 }
 
 /** A revision's gateway, addressed by Agent and revision. */
@@ -76,8 +90,12 @@ export interface ComputeDriverShape {
   /** Removes the Namespace's runtime space; nothing there is success. Never removes an operator-owned one. */
   readonly teardownNamespace: (namespace: NamespaceRuntime) => Effect.Effect<void, ComputeError>
 
-  // Agent half (declared here; implemented by the agents issue).
-  /** Starts a revision's gateway; succeeds once it passes its health check. */
+  // Agent half: one gateway per Agent, addressed by the revision it runs.
+  /**
+   * Starts a revision's gateway (replacing the Agent's gateway of another revision); succeeds once
+   * it passes its health check (and the model probe, when asked). A gateway of this revision
+   * that already runs is adopted, not restarted.
+   */
   readonly startGateway: (spec: GatewaySpec) => Effect.Effect<void, ComputeError>
   readonly stopGateway: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
   readonly deleteGateway: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>

@@ -5,7 +5,22 @@ export {
   layerLocal,
   layerLocalFromProcess,
   LocalComputeCodes,
+  type LocalComputeOptions,
   makeLocalCompute,
   namespaceDirectory,
   namespacesRoot
 } from "./local.js"
+export { clampExecPolicy, renderGatewayConfig, serializeGatewayConfig } from "./local/gatewayConfig.js"
+export { GatewayCodes, type LocalGatewayOptions } from "./local/gateways.js"
+export { agentLayout, type AgentLayout } from "./local/layout.js"
+export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
+export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
+export {
+  defaultRuntimeRoot,
+  locateRuntime,
+  RUNTIME_NOT_INSTALLED,
+  runtimePaths,
+  RuntimeVersions,
+  versionKey
+} from "./local/runtime.js"
+export { type InstallOutcome, installRuntime, RuntimeInstallError } from "./local/runtimeInstall.js"

@@ -7,14 +7,16 @@
  * `existingNamespace` (SPEC 4.2: the API answers 409); should a Namespace with one reach the
  * driver anyway, provisioning fails permanently and teardown removes nothing.
  *
- * Agent half: not implemented yet (the agents issue); every such method fails with
- * `ComputeNotImplemented`.
+ * Agent half: one real OpenClaw gateway child process per Agent (`local/gateways.ts`), run by the
+ * pinned runtime that `svc runtime install` puts under `SVC_RUNTIME_DIR`.
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { ProcessConfiguration } from "../../config/index.js"
-import { ComputeDriver, type ComputeDriverShape, ComputeFailure, ComputeNotImplemented } from "./driver.js"
+import { ComputeDriver, type ComputeDriverShape, ComputeFailure } from "./driver.js"
+import { type LocalGatewayOptions, makeLocalGateways } from "./local/gateways.js"
+import { defaultRuntimeRoot } from "./local/runtime.js"
 
 export const LocalComputeCodes = {
   EXISTING_NAMESPACE_UNSUPPORTED: "EXISTING_NAMESPACE_UNSUPPORTED",
@@ -40,10 +42,11 @@ const unavailable = (operation: string, namespaceId: string) => (cause: unknown)
       )
     )
 
-const notImplemented = (method: string) => () => new ComputeNotImplemented({ driver: "local", method })
+/** Settings of the Agent half; everything but the data directory has a default. */
+export type LocalComputeOptions = Partial<Omit<LocalGatewayOptions, "dataDir">>
 
 /** The local driver over one data directory. */
-export const makeLocalCompute = (dataDir: string): ComputeDriverShape => ({
+export const makeLocalCompute = (dataDir: string, options: LocalComputeOptions = {}): ComputeDriverShape => ({
   id: "local",
   supportsExistingNamespace: false,
   provisionNamespace: (namespace) =>
@@ -73,22 +76,15 @@ export const makeLocalCompute = (dataDir: string): ComputeDriverShape => ({
         Effect.catchAll(unavailable("teardown", namespace.id)),
         Effect.withSpan("LocalCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } })
       ),
-  startGateway: notImplemented("startGateway"),
-  stopGateway: notImplemented("stopGateway"),
-  deleteGateway: notImplemented("deleteGateway"),
-  gatewayHealth: notImplemented("gatewayHealth"),
-  diagnostics: notImplemented("diagnostics"),
-  readWorkspaceFile: notImplemented("readWorkspaceFile"),
-  writeWorkspaceFile: notImplemented("writeWorkspaceFile"),
-  privateEndpoint: notImplemented("privateEndpoint")
+  ...makeLocalGateways({ runtimeRoot: defaultRuntimeRoot(dataDir), ...options, dataDir })
 })
 
 /** `local` over an explicit data directory (tests). */
-export const layerLocal = (dataDir: string): Layer.Layer<ComputeDriver> =>
-  Layer.succeed(ComputeDriver, makeLocalCompute(path.resolve(dataDir)))
+export const layerLocal = (dataDir: string, options: LocalComputeOptions = {}): Layer.Layer<ComputeDriver> =>
+  Layer.succeed(ComputeDriver, makeLocalCompute(path.resolve(dataDir), options))
 
-/** `local` over the process's `SVC_DATA_DIR`. */
+/** `local` over the process's `SVC_DATA_DIR` and `SVC_RUNTIME_DIR`. */
 export const layerLocalFromProcess: Layer.Layer<ComputeDriver, never, ProcessConfiguration> = Layer.effect(
   ComputeDriver,
-  Effect.map(ProcessConfiguration, (config) => makeLocalCompute(config.dataDir))
+  Effect.map(ProcessConfiguration, (config) => makeLocalCompute(config.dataDir, { runtimeRoot: config.runtimeDir }))
 )

@@ -1,0 +1,125 @@
+/**
+ * Renders a gateway's `openclaw.json` from the Configuration's `values` (the native OpenClaw
+ * configuration document the user supplies) and the settings this driver enforces. Pure.
+ *
+ * Merge rule: user values are deep-merged under the enforced settings; **enforced wins** at every
+ * enforced path, and some user subtrees are replaced or clamped rather than merged:
+ *
+ * - `gateway.mode` "local", `gateway.bind` "loopback", `gateway.port` (the Agent's port);
+ * - `gateway.auth` is replaced by `{mode: "token"}`: the token reaches the process only as
+ *   `OPENCLAW_GATEWAY_TOKEN`, so no secret is written to disk and a user token/password is dropped;
+ * - `gateway.tailscale` is replaced by `{mode: "off"}` (no exposure beyond loopback);
+ * - `gateway.http.endpoints.chatCompletions.enabled` true (the model probe and callers use it);
+ * - `update.checkOnStart` false, `update.auto.enabled` false, `telemetry.enabled` false,
+ *   `discovery.mdns.mode` "off", `models.catalogRefresh.enabled` false: no traffic of its own;
+ * - `agents.defaults.heartbeat.every` "0m" (and in every `agents.entries.*.heartbeat`): no turns
+ *   nobody asked for;
+ * - `agents.defaults.workspace` is the Agent's workspace directory; `agents.defaults.cwd` and
+ *   `agents.entries.*.{workspace,cwd,agentDir}` are removed (no directories outside the Agent's);
+ * - host command execution: `tools.exec` (and every `agents.entries.*.tools.exec`) keeps the user's
+ *   policy only when it is `security: "deny"`, or `security: "allowlist"` with `ask` "on-miss" or
+ *   "always" (approval-gated); anything else (the permissive default, "full", `ask: "off"`)
+ *   becomes `security: "deny"`. `tools.elevated.enabled` is false everywhere and
+ *   `agents.defaults.elevatedDefault` "off" (elevated "full" would skip approvals);
+ * - `logging.file` is in the Agent's log directory (the default is a shared `/tmp/openclaw`).
+ *
+ * Everything else is the user's, validated by OpenClaw itself: an unknown key makes the gateway
+ * exit 78, which the supervisor reports as `GATEWAY_CONFIG_REJECTED`.
+ */
+
+export type JsonObject = { [key: string]: unknown }
+
+export interface EnforcedGatewaySettings {
+  readonly port: number
+  readonly workspace: string
+  readonly logFile: string
+}
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `base` with `override` merged in; `override` wins wherever both have a non-object value. */
+const deepMerge = (base: JsonObject, override: JsonObject): JsonObject => {
+  const merged: JsonObject = { ...base }
+  for (const [key, value] of Object.entries(override)) {
+    const current = merged[key]
+    merged[key] = isObject(current) && isObject(value) ? deepMerge(current, value) : value
+  }
+  return merged
+}
+
+const objectAt = (value: unknown): JsonObject => (isObject(value) ? value : {})
+
+/** A copy without the given keys. */
+const without = (value: JsonObject, keys: ReadonlyArray<string>): JsonObject =>
+  Object.fromEntries(Object.entries(value).filter(([key]) => !keys.includes(key)))
+
+const APPROVAL_GATED_ASK = new Set(["on-miss", "always"])
+
+/** The user's exec policy when it denies or approval-gates host commands; otherwise denied. */
+export const clampExecPolicy = (exec: unknown): JsonObject => {
+  const policy = objectAt(exec)
+  if (policy.security === "deny") return policy
+  if (policy.security === "allowlist" && APPROVAL_GATED_ASK.has(policy.ask as string)) return policy
+  return { ...policy, security: "deny" }
+}
+
+const clampTools = (tools: unknown, { always }: { readonly always: boolean }): JsonObject | undefined => {
+  if (!isObject(tools) && !always) return undefined
+  const value = objectAt(tools)
+  const clamped: JsonObject = { ...value }
+  if (always || value.exec !== undefined) clamped.exec = clampExecPolicy(value.exec)
+  if (always || value.elevated !== undefined) clamped.elevated = { ...objectAt(value.elevated), enabled: false }
+  return clamped
+}
+
+const clampAgentEntry = (entry: unknown): unknown => {
+  if (!isObject(entry)) return entry
+  const clamped = without(entry, ["workspace", "cwd", "agentDir"])
+  if (clamped.heartbeat !== undefined) clamped.heartbeat = { ...objectAt(clamped.heartbeat), every: "0m" }
+  const tools = clampTools(clamped.tools, { always: false })
+  if (tools !== undefined) clamped.tools = tools
+  return clamped
+}
+
+/** The configuration document the gateway is started with. */
+export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewaySettings): JsonObject => {
+  const user = objectAt(values)
+  const gateway = objectAt(user.gateway)
+  const agents = objectAt(user.agents)
+  const defaults = without(objectAt(agents.defaults), ["cwd"])
+  const entries = objectAt(agents.entries)
+  const userWithReplacements: JsonObject = {
+    ...user,
+    gateway: without(gateway, ["auth", "tailscale"]),
+    tools: clampTools(user.tools, { always: true }),
+    agents: {
+      ...agents,
+      defaults,
+      ...(agents.entries === undefined ? {} : {
+        entries: Object.fromEntries(Object.entries(entries).map(([id, entry]) => [id, clampAgentEntry(entry)]))
+      })
+    }
+  }
+  return deepMerge(userWithReplacements, {
+    gateway: {
+      mode: "local",
+      bind: "loopback",
+      port: enforced.port,
+      auth: { mode: "token" },
+      tailscale: { mode: "off" },
+      http: { endpoints: { chatCompletions: { enabled: true } } }
+    },
+    update: { checkOnStart: false, auto: { enabled: false } },
+    telemetry: { enabled: false },
+    discovery: { mdns: { mode: "off" } },
+    models: { catalogRefresh: { enabled: false } },
+    agents: {
+      defaults: { workspace: enforced.workspace, heartbeat: { every: "0m" }, elevatedDefault: "off" }
+    },
+    logging: { file: enforced.logFile }
+  })
+}
+
+/** The file content: JSON is valid JSON5. */
+export const serializeGatewayConfig = (document: JsonObject): string => `${JSON.stringify(document, null, 2)}\n`

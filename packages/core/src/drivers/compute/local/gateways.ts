@@ -1,0 +1,350 @@
+/**
+ * The `local` Compute Driver's Agent half: one real OpenClaw gateway process per Agent, under
+ * `<dataDir>/namespaces/<nsId>/agents/<agentId>/` (`layout.ts`), on its own loopback port
+ * (`ports.ts`), with its own token, environment (`environment.ts`) and rendered configuration
+ * (`gatewayConfig.ts`), supervised through `gateway.json` (`gatewayProcess.ts`).
+ *
+ * Every method is an idempotent convergence step. A gateway is addressed by Agent and revision:
+ * start, stop, health and endpoint act on the Agent's gateway only while it runs that revision;
+ * delete removes the Agent's gateway and directories whatever revision they hold.
+ */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Duration, Effect, Redacted, Schedule } from "effect"
+import {
+  ComputeFailure,
+  type ComputeDriverShape,
+  type DiagnosticsCheck,
+  type GatewayHealth,
+  type GatewayRef,
+  type GatewaySpec
+} from "../driver.js"
+import { gatewayEnvironment, secretNameProblem } from "./environment.js"
+import { renderGatewayConfig, serializeGatewayConfig } from "./gatewayConfig.js"
+import {
+  type GatewayRecord,
+  isOurGateway,
+  logTail,
+  readRecord,
+  spawnGateway,
+  stopGroup,
+  writeRecord
+} from "./gatewayProcess.js"
+import { type AgentLayout, agentLayout, isSafeSegment, prepareAgentLayout, writePrivateFile } from "./layout.js"
+import { probeModel } from "./modelProbe.js"
+import { assignPort, defaultPortRange, type PortRange, releasePort } from "./ports.js"
+import { awaitReady, probeHealth } from "./readiness.js"
+import { isInstalled, locateRuntime, runtimePaths } from "./runtime.js"
+import { readWorkspace, WorkspaceFileMissing, WorkspaceFileRefused, workspaceFile, writeWorkspace } from "./workspaceFiles.js"
+
+export const GatewayCodes = {
+  GATEWAY_CONFIG_REJECTED: "GATEWAY_CONFIG_REJECTED",
+  GATEWAY_EXITED: "GATEWAY_EXITED",
+  GATEWAY_START_TIMEOUT: "GATEWAY_START_TIMEOUT",
+  GATEWAY_NOT_RUNNING: "GATEWAY_NOT_RUNNING",
+  GATEWAY_SPEC_INVALID: "GATEWAY_SPEC_INVALID",
+  GATEWAY_HOST_FAILURE: "GATEWAY_HOST_FAILURE",
+  NAMESPACE_RUNTIME_MISSING: "NAMESPACE_RUNTIME_MISSING",
+  RUNTIME_AUTHENTICATION_FAILED: "RUNTIME_AUTHENTICATION_FAILED",
+  MODEL_PROBE_FAILED: "MODEL_PROBE_FAILED",
+  WORKSPACE_FILE_NOT_FOUND: "WORKSPACE_FILE_NOT_FOUND",
+  WORKSPACE_PATH_INVALID: "WORKSPACE_PATH_INVALID"
+} as const
+
+export interface LocalGatewayOptions {
+  readonly dataDir: string
+  /** Where runtimes are installed (`SVC_RUNTIME_DIR`, default `<dataDir>/runtime`). */
+  readonly runtimeRoot: string
+  /** How long a start waits for `/readyz` (default 120 s). */
+  readonly readinessTimeout?: Duration.DurationInput | undefined
+  /** SIGTERM to SIGKILL (default 10 s; OpenClaw stops cleanly in under 4 s). */
+  readonly stopGrace?: Duration.DurationInput | undefined
+  readonly portRange?: PortRange | undefined
+  /** How long the model probe may take (default 90 s). */
+  readonly probeTimeout?: Duration.DurationInput | undefined
+}
+
+type AgentHalf = Pick<
+  ComputeDriverShape,
+  | "startGateway"
+  | "stopGateway"
+  | "deleteGateway"
+  | "gatewayHealth"
+  | "diagnostics"
+  | "readWorkspaceFile"
+  | "writeWorkspaceFile"
+  | "privateEndpoint"
+>
+
+const failure = (code: string, message: string, permanent: boolean) => new ComputeFailure({ code, message, permanent })
+
+/** A host-side problem (file system, signals): logged with its cause, retried. */
+const hostFailure = (operation: string, ref: GatewayRef) => (cause: unknown) =>
+  Effect.logWarning("local compute: gateway operation failed", { operation, ...ref, cause: String(cause) }).pipe(
+    Effect.zipRight(
+      Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateway could not be managed on this host.", false))
+    )
+  )
+
+const host = <A>(operation: string, ref: GatewayRef, run: () => Promise<A>): Effect.Effect<A, ComputeFailure> =>
+  Effect.tryPromise(run).pipe(Effect.catchAll(hostFailure(operation, ref)))
+
+const namespaceDir = (dataDir: string, namespaceId: string) => path.join(dataDir, "namespaces", namespaceId)
+
+export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
+  const readinessTimeout = options.readinessTimeout ?? Duration.seconds(120)
+  const stopGraceMs = Duration.toMillis(options.stopGrace ?? Duration.seconds(10))
+  const portRegistry = path.join(options.dataDir, "gateway-ports")
+
+  const layoutOf = (ref: GatewayRef): Effect.Effect<AgentLayout, ComputeFailure> =>
+    isSafeSegment(ref.agentId) && isSafeSegment(ref.namespaceId)
+      ? Effect.succeed(agentLayout(namespaceDir(options.dataDir, ref.namespaceId), ref.agentId))
+      : Effect.fail(failure(GatewayCodes.GATEWAY_SPEC_INVALID, "The Agent id cannot name a runtime directory.", true))
+
+  /** The Agent's live gateway record for this revision, or `undefined`. */
+  const running = (layout: AgentLayout, ref: GatewayRef) =>
+    host("inspect", ref, async () => {
+      const record = await readRecord(layout)
+      if (record === undefined || record.revisionId !== ref.revisionId) return undefined
+      return (await isOurGateway(record.pid, layout)) ? record : undefined
+    })
+
+  /** Stops the recorded gateway if it is still ours (never signals a reused pid), and notes it. */
+  const stopRecorded = (layout: AgentLayout, ref: GatewayRef, record: GatewayRecord | undefined) =>
+    Effect.gen(function* () {
+      if (record === undefined) return
+      const ours = yield* Effect.promise(() => isOurGateway(record.pid, layout))
+      if (ours) {
+        const how = yield* host("stop", ref, () => stopGroup(record.pid, stopGraceMs))
+        yield* Effect.logInfo("local compute: gateway stopped", { agentId: ref.agentId, pid: record.pid, how })
+      }
+      if (record.stoppedAt === undefined) {
+        yield* host("stop", ref, () => writeRecord(layout, { ...record, stoppedAt: new Date().toISOString() }))
+      }
+    })
+
+  const endpointOf = (record: GatewayRecord) => ({ url: `http://127.0.0.1:${record.port}`, token: record.token })
+
+  const exitedWhileAdopted = (layout: AgentLayout, pid: number) =>
+    Effect.promise(() => isOurGateway(pid, layout)).pipe(
+      Effect.repeat({ schedule: Schedule.spaced(Duration.seconds(1)), while: (alive) => alive }),
+      Effect.as({ code: null })
+    )
+
+  const validateSpec = (spec: GatewaySpec): Effect.Effect<void, ComputeFailure> => {
+    const problems = Object.keys(spec.env).flatMap((name) => {
+      const problem = secretNameProblem(name)
+      return problem === undefined ? [] : [`${name}: ${problem}`]
+    })
+    const valuesOk = typeof spec.values === "object" && spec.values !== null && !Array.isArray(spec.values)
+    return problems.length === 0 && valuesOk
+      ? Effect.void
+      : Effect.logWarning("local compute: gateway spec refused", { agentId: spec.agentId, problems, valuesOk }).pipe(
+        Effect.zipRight(
+          Effect.fail(
+            failure(GatewayCodes.GATEWAY_SPEC_INVALID, "The Agent's configuration or Secret variable names cannot be used.", true)
+          )
+        )
+      )
+  }
+
+  /** Waits for readiness and turns every way it can end into the driver's answer. */
+  const settleStart = (layout: AgentLayout, spec: GatewaySpec, record: GatewayRecord, exited: Effect.Effect<{ readonly code: number | null }>) =>
+    Effect.gen(function* () {
+      const readiness = yield* awaitReady(record.port, { timeout: readinessTimeout, exited })
+      if (readiness._tag === "Ready") return
+      const tail = yield* Effect.promise(() => logTail(layout))
+      yield* Effect.logWarning("local compute: gateway did not become ready", {
+        agentId: spec.agentId,
+        revisionId: spec.revisionId,
+        outcome: readiness._tag,
+        exitCode: readiness._tag === "Exited" ? readiness.code : undefined,
+        log: tail
+      })
+      if (readiness._tag === "TimedOut") {
+        yield* stopRecorded(layout, spec, record)
+        return yield* failure(GatewayCodes.GATEWAY_START_TIMEOUT, "The gateway did not become ready in time.", false)
+      }
+      if (readiness.code === 78) {
+        return yield* failure(
+          GatewayCodes.GATEWAY_CONFIG_REJECTED,
+          "The gateway rejected its configuration (an unknown or invalid key in the Configuration values).",
+          true
+        )
+      }
+      return yield* failure(GatewayCodes.GATEWAY_EXITED, "The gateway exited while starting.", false)
+    })
+
+  const probe = (layout: AgentLayout, spec: GatewaySpec, record: GatewayRecord) =>
+    Effect.gen(function* () {
+      if (spec.modelProbe === undefined) return
+      const result = yield* probeModel(endpointOf(record), { model: spec.modelProbe.model, timeout: options.probeTimeout })
+      if (result._tag === "Succeeded") return
+      yield* Effect.logWarning("local compute: model probe failed", { agentId: spec.agentId, ...result })
+      if (result._tag === "AuthenticationFailed") {
+        yield* stopRecorded(layout, spec, record)
+        return yield* failure(
+          GatewayCodes.RUNTIME_AUTHENTICATION_FAILED,
+          "The model provider rejected the Agent's credential.",
+          true
+        )
+      }
+      return yield* failure(GatewayCodes.MODEL_PROBE_FAILED, "The gateway could not complete a model request.", false)
+    })
+
+  const startGateway: AgentHalf["startGateway"] = (spec) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(spec)
+      yield* validateSpec(spec)
+      const runtime = yield* locateRuntime(options.runtimeRoot)
+      const nsExists = yield* Effect.promise(() => fs.stat(path.dirname(path.dirname(layout.root))).then(() => true, () => false))
+      if (!nsExists) {
+        return yield* failure(GatewayCodes.NAMESPACE_RUNTIME_MISSING, "The Namespace's runtime directory is not provisioned yet.", false)
+      }
+      const adopted = yield* running(layout, spec)
+      if (adopted !== undefined) {
+        yield* Effect.logInfo("local compute: adopting running gateway", { agentId: spec.agentId, pid: adopted.pid })
+        yield* settleStart(layout, spec, adopted, exitedWhileAdopted(layout, adopted.pid))
+        return yield* probe(layout, spec, adopted)
+      }
+      yield* stopRecorded(layout, spec, yield* host("read", spec, () => readRecord(layout)))
+      const record = yield* host("spawn", spec, async () => {
+        await prepareAgentLayout(layout)
+        const port = await assignPort({
+          registry: portRegistry,
+          owner: layout.root,
+          portFile: layout.portFile,
+          range: options.portRange ?? defaultPortRange
+        })
+        const token = randomBytes(32).toString("base64url")
+        const config = renderGatewayConfig(spec.values as Record<string, unknown>, {
+          port,
+          workspace: layout.workspace,
+          logFile: path.join(layout.logs, "openclaw.log")
+        })
+        await writePrivateFile(layout.configFile, serializeGatewayConfig(config))
+        const env = gatewayEnvironment({
+          layout,
+          nodeBinDir: path.dirname(runtime.node),
+          token: Redacted.make(token),
+          secrets: spec.env
+        })
+        const spawned = await spawnGateway({ runtime, layout, port, env })
+        const record: GatewayRecord = { pid: spawned.pid, port, revisionId: spec.revisionId, token, startedAt: new Date().toISOString() }
+        await writeRecord(layout, record)
+        return { record, exited: spawned.exited }
+      })
+      yield* Effect.logInfo("local compute: gateway started", { agentId: spec.agentId, pid: record.record.pid, port: record.record.port })
+      yield* settleStart(layout, spec, record.record, Effect.promise(() => record.exited))
+      yield* probe(layout, spec, record.record)
+    }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
+
+  const stopGateway: AgentHalf["stopGateway"] = (ref) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      const record = yield* host("read", ref, () => readRecord(layout))
+      if (record === undefined || record.revisionId !== ref.revisionId) return
+      yield* stopRecorded(layout, ref, record)
+    }).pipe(Effect.withSpan("LocalCompute.stopGateway", { attributes: { agentId: ref.agentId } }))
+
+  const deleteGateway: AgentHalf["deleteGateway"] = (ref) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      yield* stopRecorded(layout, ref, yield* host("read", ref, () => readRecord(layout)))
+      yield* host("delete", ref, async () => {
+        const port = Number.parseInt((await fs.readFile(layout.portFile, "utf8").catch(() => "")) || "", 10)
+        if (Number.isInteger(port)) await releasePort(portRegistry, layout.root, port)
+        await fs.rm(layout.root, { recursive: true, force: true })
+      })
+    }).pipe(Effect.withSpan("LocalCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
+
+  const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      const record = yield* host("read", ref, () => readRecord(layout))
+      if (record === undefined || record.revisionId !== ref.revisionId) return "absent" as GatewayHealth
+      if (!(yield* Effect.promise(() => isOurGateway(record.pid, layout)))) return "stopped"
+      const health = yield* probeHealth(record.port)
+      if (health.ready) return "healthy"
+      const age = Date.now() - Date.parse(record.startedAt)
+      return age < Duration.toMillis(readinessTimeout) ? "starting" : "unhealthy"
+    })
+
+  const diagnostics: AgentHalf["diagnostics"] = (ref) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      const installed = yield* Effect.promise(() => isInstalled(runtimePaths(options.runtimeRoot)))
+      const record = yield* running(layout, ref)
+      const health = record === undefined ? { live: false, ready: false } : yield* probeHealth(record.port)
+      const check = (name: string, ok: boolean, passed: string, failed: string): DiagnosticsCheck => ({
+        name,
+        status: ok ? "pass" : "fail",
+        message: ok ? passed : failed
+      })
+      return [
+        check("runtime.installed", installed, "The gateway runtime is installed.", "The gateway runtime is not installed."),
+        check("gateway.process", record !== undefined, "The gateway process runs this revision.", "No gateway process runs this revision."),
+        check("gateway.live", health.live, "The gateway answers /healthz.", "The gateway does not answer /healthz."),
+        check("gateway.ready", health.ready, "The gateway answers /readyz.", "The gateway is not ready.")
+      ]
+    })
+
+  const fileOf = (ref: GatewayRef, relative: string) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      const file = workspaceFile(layout.workspace, relative)
+      if (file === undefined) {
+        return yield* failure(GatewayCodes.WORKSPACE_PATH_INVALID, "The workspace file name is not acceptable.", true)
+      }
+      const prepared = yield* Effect.promise(() => fs.stat(layout.workspace).then(() => true, () => false))
+      if (!prepared) return yield* failure(GatewayCodes.GATEWAY_NOT_RUNNING, "The Agent has no gateway on this host.", false)
+      return { layout, file }
+    })
+
+  const workspaceFailure = (operation: string, ref: GatewayRef) => (cause: unknown) =>
+    cause instanceof WorkspaceFileMissing
+      ? Effect.fail(failure(GatewayCodes.WORKSPACE_FILE_NOT_FOUND, "The workspace file does not exist.", true))
+      : cause instanceof WorkspaceFileRefused
+      ? Effect.fail(failure(GatewayCodes.WORKSPACE_PATH_INVALID, "The workspace file name is not acceptable.", true))
+      : hostFailure(operation, ref)(cause)
+
+  const readWorkspaceFile: AgentHalf["readWorkspaceFile"] = (ref, relative) =>
+    fileOf(ref, relative).pipe(
+      Effect.flatMap(({ file, layout }) =>
+        Effect.tryPromise({ try: () => readWorkspace(layout.workspace, file), catch: (cause) => cause }).pipe(
+          Effect.catchAll(workspaceFailure("read-workspace", ref))
+        )
+      )
+    )
+
+  const writeWorkspaceFile: AgentHalf["writeWorkspaceFile"] = (ref, relative, content) =>
+    fileOf(ref, relative).pipe(
+      Effect.flatMap(({ file, layout }) =>
+        Effect.tryPromise({ try: () => writeWorkspace(layout.workspace, file, content), catch: (cause) => cause }).pipe(
+          Effect.catchAll(workspaceFailure("write-workspace", ref))
+        )
+      )
+    )
+
+  const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) =>
+    Effect.gen(function* () {
+      const layout = yield* layoutOf(ref)
+      const record = yield* running(layout, ref)
+      if (record === undefined) {
+        return yield* failure(GatewayCodes.GATEWAY_NOT_RUNNING, "No gateway runs this revision.", false)
+      }
+      return endpointOf(record)
+    })
+
+  return {
+    startGateway,
+    stopGateway,
+    deleteGateway,
+    gatewayHealth,
+    diagnostics,
+    readWorkspaceFile,
+    writeWorkspaceFile,
+    privateEndpoint
+  }
+}
