@@ -1,9 +1,10 @@
 import { Layer } from "effect"
+import { AgentReconcilersLive } from "./agents/reconcilers.js"
 import { NamespaceReconcilersLive } from "./namespaces/reconcilers.js"
 
 /**
  * The reconcilers this worker runs, one `WorkHandler.layer` per kind of work. Capabilities add
  * theirs here as they land (Namespace provisioning, deployments, ...). They need the Drivers
- * (`ComputeDriver`), which `WorkerLive` selects from the Installation configuration.
+ * (`ComputeDriver`, `SecretDriver`), which `WorkerLive` selects from the Installation configuration.
  */
-export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive)
+export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive, AgentReconcilersLive)

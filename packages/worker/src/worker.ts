@@ -1,4 +1,5 @@
 import * as Compute from "@svc/core/drivers/compute"
+import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { Layer } from "effect"
 import { WorkEngine, WorkHandlers, type WorkEngineOptions } from "./engine/index.js"
 import { ReconcilersLive } from "./reconcilers.js"
@@ -11,5 +12,6 @@ import { ReconcilersLive } from "./reconcilers.js"
 export const WorkerLive = (options?: WorkEngineOptions) =>
   Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive).pipe(
     Layer.provide(WorkHandlers.layer),
-    Layer.provide(Compute.layerFromConfiguration)
+    Layer.provide(Compute.layerFromConfiguration),
+    Layer.provide(secretDriverFromConfiguration)
   )

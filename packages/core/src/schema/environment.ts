@@ -19,8 +19,8 @@ export const ReservedEnvironmentNames: ReadonlyArray<string> = [
   // Network path and trust
   "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "FTP_PROXY", "GLOBAL_AGENT_HTTP_PROXY",
   "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-  // Our own process settings and telemetry the embedding sets
-  "DATABASE_URL", "DO_NOT_TRACK"
+  // Our own process settings and telemetry the embedding sets; the `api_key` harness Secret
+  "DATABASE_URL", "DO_NOT_TRACK", "MODEL_API_KEY"
 ]
 
 /** Prefixes owned by the service, the runtime, the loader, tool chains and model providers. */

@@ -1,2 +1,3 @@
 export * from "./driver.js"
 export * from "./builtin.js"
+export * from "./select.js"

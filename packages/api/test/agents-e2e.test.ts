@@ -1,0 +1,197 @@
+/**
+ * The Agent lifecycle end to end (issue: agents and deployments): the real HTTP API, the real
+ * worker engine with the `local` Compute Driver, and real OpenClaw gateways (child processes of
+ * about 1 GiB) answered by a fake OpenAI-compatible model server on loopback. Namespace →
+ * Configuration → Secret → Agent → deploy → succeeded → a chat completion through the gateway →
+ * redeploy (new revision, old one retired) → a rejected model key ends a deployment with
+ * RUNTIME_AUTHENTICATION_FAILED → stop → delete. Serial and few on purpose.
+ */
+import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
+import * as Compute from "@svc/core/drivers/compute"
+import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
+import type { NamespaceId } from "@svc/core/schema"
+import { WorkerLive } from "@svc/worker"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
+import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
+import { LogCapture, TestServer } from "../../../testing/server.js"
+import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
+
+const GOOD_KEY = "sk-e2e-good-5f1c9a7e3b"
+const BAD_KEY = "sk-e2e-rejected-0d2e4f"
+const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-e2e-"))
+
+let fake: FakeModelServer
+
+beforeAll(async () => {
+  await ensureTestRuntime()
+  fake = await startFakeModelServer({ apiKey: GOOD_KEY })
+}, 20 * 60_000)
+
+afterAll(async () => {
+  await fake?.close()
+  await fs.rm(dataDir, { recursive: true, force: true })
+}, 60_000)
+
+const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
+  Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
+  Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
+  Layer.provideMerge(apiTestLayer()),
+  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
+  Layer.provideMerge(LogCapture.layer)
+)
+
+/** Polls with a real timer (it.live) until `done`, or dies after `seconds`. */
+const until = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, seconds = 300) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + seconds * 1000
+    for (;;) {
+      const value = yield* read
+      if (done(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`not reached in ${seconds} s: ${JSON.stringify(value).slice(0, 500)}`)
+      yield* Effect.sleep(Duration.millis(250))
+    }
+  })
+
+/** The Configuration `values`: the fake model server as the default model, its key from MODEL_API_KEY. */
+const values = (reply = "default") => ({
+  models: {
+    providers: {
+      fake: {
+        baseUrl: fake.baseUrl,
+        api: "openai-completions",
+        apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" },
+        models: [{ id: fake.model, name: `Fake ${reply}` }]
+      }
+    }
+  },
+  agents: { defaults: { model: `fake/${fake.model}` } }
+})
+
+describe("an Agent's whole life on a real gateway", () => {
+  effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
+    it.effect("create, deploy, chat, redeploy, a rejected key, stop, delete", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("e2e-admin@example.com")
+        const call = (method: string, p: string, body?: unknown, headers: Headers = admin.headers) => send(baseUrl, method, p, headers, body)
+
+        const namespace = expectData(yield* call("POST", "/namespaces", { name: "e2e" }), 201)
+        const ns = namespace.id as string
+        yield* until(call("GET", `/namespaces/${ns}`), (r) => r.body.data?.status === "ready", 60)
+        const secret = expectData(yield* call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: GOOD_KEY }), 201)
+        const configuration = expectData(yield* call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values: values() }), 201)
+        const agent = expectData(yield* call("POST", `/namespaces/${ns}/agents`, {
+          name: "e2e-bot",
+          configurationId: configuration.id,
+          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+        }), 201)
+        const agentPath = `/namespaces/${ns}/agents/${agent.id}`
+        // The operator lets the Agent's own principal use the key (SPEC 2.5).
+        const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-model-key", permissions: ["secret:operate"] }), 201)
+        expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
+          principalId: agent.servicePrincipalId,
+          roleId: role.id,
+          resource: { kind: "secret", id: secret.id }
+        }), 201)
+
+        const deployment = (revisionId: string) => call("GET", `${agentPath}/deployments/${revisionId}`)
+        const terminal = (r: { body: { data?: { status?: string } } }) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed"
+
+        // First deployment.
+        const first = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
+        const firstDone = expectData(yield* until(deployment(first.id), terminal), 200)
+        expect(firstDone).toEqual({
+          deploymentId: first.id,
+          namespaceId: ns,
+          agentId: agent.id,
+          status: "succeeded",
+          error: null,
+          progress: null,
+          warnings: []
+        })
+        expect(expectData(yield* call("GET", agentPath), 200)).toMatchObject({ activeRevisionId: first.id, desiredRuntimeState: "running" })
+
+        // A chat completion through the gateway, answered by the fake model with the Agent's key.
+        const local = Compute.makeLocalCompute(dataDir, { runtimeRoot: testRuntimeRoot() })
+        const ref = { namespaceId: ns as NamespaceId, agentId: agent.id as string, revisionId: first.id as string }
+        const endpoint = yield* local.privateEndpoint(ref)
+        const answer = yield* Effect.promise(async () => {
+          const response = await fetch(`${endpoint.url}/v1/chat/completions`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${endpoint.token}`, "content-type": "application/json" },
+            body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content: "hello" }] })
+          })
+          return { status: response.status, body: (await response.json()) as { choices: Array<{ message: { content: string } }> } }
+        })
+        expect(answer.status).toBe(200)
+        expect(answer.body.choices[0]!.message.content).toBe(fake.reply)
+
+        // PATCH and redeploy: a new revision; the old one is retired.
+        expectData(yield* call("PATCH", `/namespaces/${ns}/configurations/${configuration.id}`, { values: values("second") }), 200)
+        const second = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
+        expect(second.configurationGeneration).toBe(2)
+        expect(expectData(yield* until(deployment(second.id), terminal), 200).status).toBe("succeeded")
+        expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBe(second.id)
+        const retired = yield* sql<{ id: string; retired: boolean }>`
+          SELECT id, retired_at IS NOT NULL AS retired FROM agent_revisions WHERE agent_id = ${agent.id} ORDER BY created_at
+        `
+        expect(retired).toEqual([{ id: first.id, retired: true }, { id: second.id, retired: false }])
+        // Terminal results never change.
+        expect(expectData(yield* deployment(first.id), 200)).toEqual(firstDone)
+
+        // A rejected model key ends the deployment early with RUNTIME_AUTHENTICATION_FAILED.
+        expectData(yield* call("PATCH", `/namespaces/${ns}/secrets/${secret.id}`, { value: BAD_KEY }), 200)
+        const third = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
+        const thirdDone = expectData(yield* until(deployment(third.id), terminal), 200)
+        expect(thirdDone).toEqual({
+          deploymentId: third.id,
+          namespaceId: ns,
+          agentId: agent.id,
+          status: "failed",
+          error: { code: "RUNTIME_AUTHENTICATION_FAILED", message: expect.any(String) },
+          progress: null,
+          warnings: []
+        })
+        expect(thirdDone.error.message).not.toContain(BAD_KEY)
+
+        // Stop: execution removed, activeRevisionId cleared; history stays.
+        expectData(yield* call("PATCH", `/namespaces/${ns}/secrets/${secret.id}`, { value: GOOD_KEY }), 200)
+        const record = JSON.parse(yield* Effect.promise(() =>
+          fs.readFile(path.join(Compute.namespaceDirectory(dataDir, ns), "agents", agent.id, "gateway.json"), "utf8"))) as { pid: number }
+        expect(expectData(yield* call("POST", `${agentPath}/stop`), 202).desiredRuntimeState).toBe("stopped")
+        const stopped = yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
+        expect(stopped.body.data.desiredRuntimeState).toBe("stopped")
+        expect(groupAlive(record.pid)).toBe(false)
+        expect(expectData(yield* call("GET", `${agentPath}/revisions`), 200)).toHaveLength(3)
+
+        // Delete: the Agent, its revisions, its principal and bindings go; the name is free again.
+        expect(expectData(yield* call("DELETE", agentPath), 202).status).toBe("deleting")
+        yield* until(call("GET", agentPath), (r) => r.status === 404, 120)
+        expectError(yield* call("GET", `${agentPath}/revisions/${first.id}`), 404, "NOT_FOUND")
+        const leftovers = yield* sql<{ n: number }>`
+          SELECT (SELECT count(*)::int FROM principals WHERE id = ${agent.servicePrincipalId})
+            + (SELECT count(*)::int FROM access_bindings WHERE principal_id = ${agent.servicePrincipalId})
+            + (SELECT count(*)::int FROM agent_revisions WHERE agent_id = ${agent.id}) AS n
+        `
+        expect(leftovers[0]!.n).toBe(0)
+        expect(yield* Effect.promise(() => fs.stat(path.join(Compute.namespaceDirectory(dataDir, ns), "agents", agent.id)).then(() => true, () => false))).toBe(false)
+        expectData(yield* call("POST", `/namespaces/${ns}/agents`, { name: "e2e-bot", configurationId: configuration.id }), 201)
+
+        // No credential value anywhere: responses were checked above; logs and audit rows here.
+        const logs = yield* LogCapture
+        const audit = yield* sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM audit_events a`
+        const revisions = yield* sql<{ row: string }>`SELECT snapshot::text AS row FROM agent_revisions`
+        for (const haystack of [...logs.entries.map((e) => JSON.stringify(e)), ...audit.map((a) => a.row), ...revisions.map((r) => r.row)]) {
+          expect(haystack.includes(GOOD_KEY) || haystack.includes(BAD_KEY)).toBe(false)
+        }
+      }), 20 * 60_000)
+  })
+})
