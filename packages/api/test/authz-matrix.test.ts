@@ -347,6 +347,21 @@ const routes: Record<string, RouteCase> = {
     prepare: (f) => Effect.map(presetRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/presets/${id}` })),
     expect: inNamespace(204)
   },
+  "POST /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/diagnostics": {
+    // The revision is not the active one: 409 once authorized.
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/deployments/${r.revisionId}/diagnostics` })),
+    expect: inNamespace(409)
+  },
+  "GET /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": {
+    // No Compute host in this in-process server: 503 once authorized.
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}/workspace/files/USER.md` })),
+    expect: inNamespace(503)
+  },
+  "PUT /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": {
+    // Never deployed: 409 once authorized.
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}/workspace/files/USER.md`, body: { content: "x" } })),
+    expect: inNamespace(409)
+  },
   // Service principals (DESIGN §6)
   "POST /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals", body: { name: "matrix" } }), expect: onInstallation(201) },
   "GET /iam/service-principals": { prepare: fixed({ path: "/iam/service-principals" }), expect: onInstallation(200) },
@@ -546,7 +561,7 @@ describe("the authorization matrix", () => {
               mismatches.push(`${route.key} as ${caller}: expected ${expected}, got ${result.status} ${result.text.slice(0, 160)}`)
             } else if (expected >= 400) {
               expect(result.body.error.code).toBe(
-                { 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "RESOURCE_CONFLICT" }[expected]
+                { 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "RESOURCE_CONFLICT", 503: "DEPENDENCY_UNAVAILABLE" }[expected]
               )
             }
           }

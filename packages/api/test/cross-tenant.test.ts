@@ -63,7 +63,8 @@ const absentIds: Record<string, () => string> = {
   servicePrincipalId: () => ServicePrincipalId.make(),
   agentId: () => AgentId.make(),
   revisionId: () => RevisionId.make(),
-  deploymentId: () => RevisionId.make()
+  deploymentId: () => RevisionId.make(),
+  name: () => "USER.md"
 }
 
 /** Every row of Namespace B, and of the Installation-wide tables B's resources live in. */
@@ -129,7 +130,8 @@ describe("cross-tenant isolation", () => {
           presetId: preset.id,
           agentId: agent.id,
           revisionId: revision.id,
-          deploymentId: revision.id
+          deploymentId: revision.id,
+          name: "USER.md"
         }
 
         // The callers of Namespace A, each an administrator there.
@@ -162,7 +164,9 @@ describe("cross-tenant isolation", () => {
           "PATCH /namespaces/:namespaceId/agents/:agentId": { configurationId: configuration.id, harnessAuth: null },
           // Bodyless operations.
           "POST /namespaces/:namespaceId/agents/:agentId/deploy": null,
-          "POST /namespaces/:namespaceId/agents/:agentId/stop": null
+          "POST /namespaces/:namespaceId/agents/:agentId/stop": null,
+          "POST /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/diagnostics": null,
+          "PUT /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": { content: "planted" }
         }
 
         const before = yield* snapshotOf(b)
@@ -175,7 +179,7 @@ describe("cross-tenant isolation", () => {
             expect(absentIds[param], `no fixture for path parameter ${param} (${key})`).toBeDefined()
             expect(existing[param], `no resource of Namespace B for ${param} (${key})`).toBeDefined()
           }
-          const mutating = route.method === "POST" || route.method === "PATCH"
+          const mutating = route.method === "POST" || route.method === "PATCH" || route.method === "PUT"
           if (mutating) expect(key in bodies, `no body for ${key}`).toBe(true)
           const body = mutating ? bodies[key] ?? undefined : undefined
           const pathWith = (ids: Record<string, string>) => route.path.replace(/:([A-Za-z]+)/g, (_m, name: string) => ids[name]!)

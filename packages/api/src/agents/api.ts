@@ -4,8 +4,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { AgentId, Envelope, NamespaceId, RevisionId } from "@svc/core/schema"
+import { JsonBody, WorkspaceWriteBody } from "@svc/core/http"
+import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp } from "@svc/core/schema"
 import { Schema } from "effect"
 import { Authentication } from "../auth/authentication.js"
 import { PageParams } from "../iam/schemas.js"
@@ -16,6 +16,35 @@ const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
 const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
 const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId })
 const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
+
+const WorkspaceFilePath = Schema.Struct({
+  namespaceId: NamespaceId,
+  agentId: AgentId,
+  name: OneOf("AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md")
+})
+
+/** SPEC 4.4: well-formed Unicode, no NUL, at most 16 KiB of UTF-8. */
+export const WriteWorkspaceFile = RequestBody({
+  content: Schema.String.pipe(
+    Schema.filter((s) => !s.includes("\u0000"), { message: detailMessage("INVALID_VALUE", "must not contain NUL") }),
+    Schema.filter((s) => !LONE_SURROGATE.test(s), { message: detailMessage("INVALID_FORMAT", "must be well-formed Unicode") }),
+    Schema.filter((s) => Buffer.byteLength(s, "utf8") <= Limits.workspaceFileContentBytes, {
+      message: detailMessage("TOO_LONG", `must be at most ${Limits.workspaceFileContentBytes} bytes of UTF-8`)
+    })
+  )
+}).annotations({ identifier: "WriteWorkspaceFileRequest" })
+
+const DiagnosticsResult = Schema.Struct({
+  revisionId: RevisionId,
+  observedAt: Timestamp,
+  checks: Schema.Array(Schema.Struct({
+    component: Schema.String,
+    check: Schema.String,
+    state: Schema.Literal("succeeded", "failed", "unknown"),
+    checkedAt: Schema.NullOr(Timestamp),
+    code: Schema.optionalWith(Schema.String, { exact: true })
+  }))
+}).annotations({ identifier: "Diagnostics" })
 
 const AgentResponse = Envelope(Agent, "AgentResponse")
 const RevisionResponse = Envelope(AgentRevision, "AgentRevisionResponse")
@@ -107,6 +136,36 @@ export const AgentsApi = HttpApiGroup.make("agents")
       .addSuccess(RevisionResponse)
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "One revision (needs agent_revision:read)")
+  )
+  .add(
+    HttpApiEndpoint.post("diagnostics", "/namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/diagnostics")
+      .setPath(DeploymentPath)
+      .addSuccess(Envelope(DiagnosticsResult, "DiagnosticsResponse"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.DEPENDENCY_UNAVAILABLE)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Live checks of the active revision's gateway, never stored (needs agent:read, agent:operate, agent_revision:read)")
+  )
+  .add(
+    HttpApiEndpoint.get("readWorkspaceFile", "/namespaces/:namespaceId/agents/:agentId/workspace/files/:name")
+      .setPath(WorkspaceFilePath)
+      .addSuccess(Envelope(Schema.Struct({ name: Schema.String, content: Schema.String }), "WorkspaceFileResponse"))
+      .addError(ErrorWire.DEPENDENCY_UNAVAILABLE)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Read one of the Agent's workspace files (needs agent:read)")
+  )
+  .add(
+    HttpApiEndpoint.put("writeWorkspaceFile", "/namespaces/:namespaceId/agents/:agentId/workspace/files/:name")
+      .setPath(WorkspaceFilePath)
+      .setPayload(WriteWorkspaceFile)
+      .addSuccess(Envelope(Schema.Struct({ name: Schema.String, size: Schema.Number }), "WorkspaceFileWritten"))
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.AGENT_DELETING)
+      .addError(ErrorWire.DEPENDENCY_UNAVAILABLE)
+      .addError(ErrorWire.UNKNOWN_OUTCOME)
+      .middleware(WorkspaceWriteBody)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Replace one of the Agent's workspace files; body at most 48 KiB (needs agent:operate)")
   )
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Agents")

@@ -188,7 +188,7 @@ export const stopAgent = Effect.fn("Agents.stop")(function* (namespaceId: string
 
 const revisionNotFound = () => new NotFound({ message: "The revision does not exist." })
 
-const findRevision = (namespaceId: string, agentId: string, revisionId: string) =>
+export const findRevision = (namespaceId: string, agentId: string, revisionId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<RevisionRow & { error: DeploymentStatus["error"]; warnings: DeploymentStatus["warnings"] }>`

@@ -2,21 +2,28 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
 import { WorkOutboxLive } from "@svc/worker"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { ComputeDriver } from "@svc/core/drivers/compute"
 import { SvcApi } from "../api.js"
 import { pageOf } from "../iam/access.js"
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "./agents.js"
+import { apiComputeDriver } from "./compute.js"
 import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
+import { runDiagnostics } from "./diagnostics.js"
+import { readWorkspaceFile, writeWorkspaceFile } from "./workspace.js"
 
-/** The Agents group, wired. Needs an SqlClient and the Installation configuration. */
+/** The Agents group, wired. Needs an SqlClient and the Installation configuration (and a
+ * ProcessConfiguration for live workspace and diagnostics access; `compute.ts`). */
 export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const installation = yield* InstallationConfiguration
+    const compute = yield* ComputeDriver
     const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.provideService(InstallationConfiguration, installation),
+        Effect.provideService(ComputeDriver, compute),
         Effect.provide(WorkOutboxLive)
       )
     return handlers
@@ -30,5 +37,9 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("deployment", ({ path }) => provide(getDeployment(path.namespaceId, path.agentId, path.deploymentId)))
       .handle("revisions", ({ path, urlParams }) => provide(listRevisions(path.namespaceId, path.agentId, pageOf(urlParams))))
       .handle("revision", ({ path }) => provide(getRevision(path.namespaceId, path.agentId, path.revisionId)))
+      .handle("diagnostics", ({ path }) => provide(runDiagnostics(path.namespaceId, path.agentId, path.deploymentId)))
+      .handle("readWorkspaceFile", ({ path }) => provide(readWorkspaceFile(path.namespaceId, path.agentId, path.name)))
+      .handle("writeWorkspaceFile", ({ path, payload }) =>
+        provide(writeWorkspaceFile(path.namespaceId, path.agentId, path.name, payload.content)))
   })
-)
+).pipe(Layer.provide(apiComputeDriver))

@@ -5,7 +5,7 @@
 export { withApiErrors } from "./apiErrors.js"
 export { API_TITLE, API_VERSION, documented } from "./documented.js"
 export { type FrameworkError, handleErrors } from "./errorHandling.js"
-export { BodyLimit, JsonBody, JsonBodyLive } from "./jsonBody.js"
+export { BodyLimit, JsonBody, JsonBodyLive, WorkspaceWriteBody, WorkspaceWriteBodyLive } from "./jsonBody.js"
 export { firstTooDeep } from "./jsonDepth.js"
 export { openApiDocument, refineDocument } from "./openapi.js"
 export { httpPipeline, type PipelineOptions } from "./pipeline.js"

@@ -72,3 +72,13 @@ export const JsonBodyLive = Layer.effect(
   JsonBody,
   Effect.map(BodyLimit, ({ maxBytes }) => guard(maxBytes))
 )
+
+/**
+ * The same guard with the workspace write limit (SPEC 4.4, 8: a workspace file write's body is
+ * at most 48 KiB, whatever the create-request limit is).
+ */
+export class WorkspaceWriteBody extends HttpApiMiddleware.Tag<WorkspaceWriteBody>()("WorkspaceWriteBody", {
+  failure: Schema.Union(ErrorWire.UNSUPPORTED_MEDIA_TYPE, ErrorWire.PAYLOAD_TOO_LARGE, ErrorWire.INVALID_REQUEST)
+}) {}
+
+export const WorkspaceWriteBodyLive = Layer.succeed(WorkspaceWriteBody, guard(Limits.workspaceWriteBodyBytes))

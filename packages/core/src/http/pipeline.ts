@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiBuilder, HttpApiGroup, HttpRouter } from "@effect/platform"
 import { Layer } from "effect"
 import { type FrameworkError, handleErrors } from "./errorHandling.js"
-import { BodyLimit, JsonBodyLive } from "./jsonBody.js"
+import { BodyLimit, JsonBodyLive, WorkspaceWriteBodyLive } from "./jsonBody.js"
 import { withRequestId } from "./requestId.js"
 import { makeRouteTable } from "./routeTable.js"
 
@@ -40,6 +40,7 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
     Layer.provide(HttpApiBuilder.api(api)),
     Layer.provide(groups),
     Layer.provide(JsonBodyLive),
+    Layer.provide(WorkspaceWriteBodyLive),
     Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes })),
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER }))
   )

@@ -124,7 +124,19 @@ export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payl
   if (snapshot === undefined) return yield* notWanted(undefined, revisionId) as WorkFailure
   const env = yield* revealEnvironment(namespaceId, snapshot).pipe(Effect.catchTag("SqlError", databaseFailure))
   const probe = snapshot.harness.auth?.method === "runtime" ? undefined : {}
-  yield* driver.startGateway({ namespaceId: namespaceId as NamespaceId, agentId, revisionId, values: snapshot.configuration, env, modelProbe: probe })
+  // Staged until the first activation deletes them (SPEC 4.4 rule 3).
+  const staged = yield* sql<{ files: Record<string, string> }>`SELECT files FROM agent_initial_files WHERE agent_id = ${agentId}`.pipe(
+    Effect.catchTag("SqlError", databaseFailure)
+  )
+  yield* driver.startGateway({
+    namespaceId: namespaceId as NamespaceId,
+    agentId,
+    revisionId,
+    values: snapshot.configuration,
+    env,
+    modelProbe: probe,
+    initialFiles: staged[0]?.files
+  })
     .pipe(Effect.mapError(driverFailure))
   const outcome = yield* sql.withTransaction(
     Effect.gen(function* () {

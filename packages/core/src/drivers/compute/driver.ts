@@ -48,6 +48,12 @@ export interface GatewaySpec {
   /** Secrets for the gateway, as environment variables of that process only (never on disk). */
   readonly env: Readonly<Record<string, Redacted.Redacted<string>>>
   /**
+   * Workspace files to put in place before the gateway's first execution (SPEC 4.4 rule 3:
+   * `initialWorkspaceFiles`). The caller passes them only until the first activation, so they
+   * are never replayed over later edits.
+   */
+  readonly initialFiles?: Readonly<Record<string, string>> | undefined
+  /**
    * When set, a start is only successful after one chat completion through the gateway; an
    * upstream credential rejection fails permanently with `RUNTIME_AUTHENTICATION_FAILED`.
    */

@@ -211,6 +211,10 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       yield* stopRecorded(layout, spec, yield* host("read", spec, () => readRecord(layout)))
       const record = yield* host("spawn", spec, async () => {
         await prepareAgentLayout(layout)
+        for (const [name, content] of Object.entries(spec.initialFiles ?? {})) {
+          const file = workspaceFile(layout.workspace, name)
+          if (file !== undefined) await writeWorkspace(layout.workspace, file, new TextEncoder().encode(content))
+        }
         const port = await assignPort({
           registry: portRegistry,
           owner: layout.root,
