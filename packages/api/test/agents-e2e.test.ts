@@ -39,10 +39,11 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
+// The API and the worker share the process configuration (data dir, runtime) and the Secret key.
 const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
-  Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
   Layer.provideMerge(apiTestLayer()),
+  Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
+  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
   Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
   Layer.provideMerge(LogCapture.layer)
 )
@@ -91,7 +92,8 @@ describe("an Agent's whole life on a real gateway", () => {
         const agent = expectData(yield* call("POST", `/namespaces/${ns}/agents`, {
           name: "e2e-bot",
           configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } },
+          initialWorkspaceFiles: { "SOUL.md": "# Soul\nStaged before the first start.\n" }
         }), 201)
         const agentPath = `/namespaces/${ns}/agents/${agent.id}`
         // The operator lets the Agent's own principal use the key (SPEC 2.5).
@@ -134,6 +136,31 @@ describe("an Agent's whole life on a real gateway", () => {
         expect(answer.status).toBe(200)
         expect(answer.body.choices[0]!.message.content).toBe(fake.reply)
 
+        // Initial workspace files were applied before the first execution, then dropped.
+        const files = `${agentPath}/workspace/files`
+        expect(expectData(yield* call("GET", `${files}/SOUL.md`), 200)).toEqual({ name: "SOUL.md", content: "# Soul\nStaged before the first start.\n" })
+        expect(yield* sql`SELECT 1 FROM agent_initial_files WHERE agent_id = ${agent.id}`).toHaveLength(0)
+        // Workspace writes go to the running gateway's workspace and are audited.
+        expect(expectData(yield* call("PUT", `${files}/SOUL.md`, { content: "# Soul\nEdited. ✓\n" }), 200)).toEqual({ name: "SOUL.md", size: 19 })
+        expect(expectData(yield* call("PUT", `${files}/USER.md`, { content: "# User\nWrites tests.\n" }), 200)).toEqual({ name: "USER.md", size: 21 })
+        expect(expectData(yield* call("GET", `${files}/USER.md`), 200)).toEqual({ name: "USER.md", content: "# User\nWrites tests.\n" })
+        const writes = yield* sql<{ details: unknown }>`SELECT details FROM audit_events WHERE kind = 'agent.workspace-file-written' ORDER BY id`
+        expect(writes.map((w) => w.details)).toEqual([
+          { name: "SOUL.md", size: 19, revisionId: first.id },
+          { name: "USER.md", size: 21, revisionId: first.id }
+        ])
+
+        // Diagnostics, gathered live from the gateway.
+        const diagnostics = expectData(yield* call("POST", `${agentPath}/deployments/${first.id}/diagnostics`), 200)
+        expect(diagnostics.revisionId).toBe(first.id)
+        expect(diagnostics.checks.map((c: { component: string; check: string; state: string }) => `${c.component}.${c.check}:${c.state}`)).toEqual([
+          "runtime.installed:succeeded",
+          "gateway.process:succeeded",
+          "gateway.live:succeeded",
+          "gateway.ready:succeeded",
+          "model.auth:succeeded"
+        ])
+
         // PATCH and redeploy: a new revision; the old one is retired.
         expectData(yield* call("PATCH", `/namespaces/${ns}/configurations/${configuration.id}`, { values: values("second") }), 200)
         const second = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
@@ -144,6 +171,8 @@ describe("an Agent's whole life on a real gateway", () => {
           SELECT id, retired_at IS NOT NULL AS retired FROM agent_revisions WHERE agent_id = ${agent.id} ORDER BY created_at
         `
         expect(retired).toEqual([{ id: first.id, retired: true }, { id: second.id, retired: false }])
+        // Edits survive redeployment: initial files are never replayed.
+        expect(expectData(yield* call("GET", `${agentPath}/workspace/files/SOUL.md`), 200).content).toBe("# Soul\nEdited. ✓\n")
         // Terminal results never change.
         expect(expectData(yield* deployment(first.id), 200)).toEqual(firstDone)
 
