@@ -1,6 +1,6 @@
 /**
  * Hostile bodies against every create and update route of the tenancy capability (Namespaces,
- * Secrets, Configurations, Presets), generated with fast-check from a fixed seed and a bounded
+ * Secrets, Configurations, Presets) and of Agents, generated with fast-check from a fixed seed and a bounded
  * number of runs so `npm test` is repeatable:
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
  *   characters, unknown fields, wrong ID prefixes, missing fields, non-object or broken JSON)
@@ -19,7 +19,8 @@ import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./supp
 const SEED = 20261122
 const RUNS = 60
 
-type FieldKind = "name" | "secretValue" | "object" | "enum" | "bindings"
+/** `nullableObject`: an object (or array of objects) where `null` is also valid, so neither null nor [] is a wrong type. */
+type FieldKind = "name" | "secretValue" | "object" | "nullableObject" | "enum" | "bindings" | "template" | "reference"
 
 interface Target {
   readonly route: string
@@ -40,10 +41,14 @@ const wrongType = (kind: FieldKind): fc.Arbitrary<unknown> => {
     case "name":
     case "secretValue":
     case "enum":
+    case "reference":
       return fc.oneof(scalars, fc.array(fc.string(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }))
     case "object":
     case "bindings":
+    case "template":
       return fc.oneof(scalars, fc.string(), fc.array(fc.jsonValue(), { maxLength: 3 }))
+    case "nullableObject":
+      return fc.oneof(fc.integer(), fc.boolean(), fc.string(), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }))
   }
 }
 
@@ -132,12 +137,20 @@ const shapedBody = (target: Target): fc.Arbitrary<string> => {
       case "name":
       case "secretValue":
         return anyText
+      case "reference":
+        return fc.oneof(anyText, fc.tuple(fc.constantFrom(...WRONG_PREFIXES, "cfg_"), UUID).map(([prefix, uuid]) => `${prefix}${uuid}`))
       case "enum":
         return fc.constantFrom("agent", "AGENT", "", "agent\u0000")
       case "object":
+      case "nullableObject":
         return fc.dictionary(anyText, anyJson, { maxKeys: 4 })
       case "bindings":
         return fc.dictionary(anyText, fc.constant({ source: { kind: "secret", namespaceId: NamespaceId.make(), id: SecretId.make() } }), { maxKeys: 2 })
+      case "template":
+        return fc.record({
+          variables: fc.dictionary(anyText, fc.record({ type: fc.constantFrom("string", "number", "boolean", "password", "text") }), { maxKeys: 2 }),
+          configuration: fc.record({ values: fc.dictionary(anyText, anyJson, { maxKeys: 3 }) })
+        }, { requiredKeys: [] })
     }
   }
   const fields = Object.fromEntries(Object.entries(target.fields).map(([name, kind]) => [name, fieldValue(kind)]))
@@ -151,7 +164,7 @@ const shapedBody = (target: Target): fc.Arbitrary<string> => {
 const tableSnapshot = (query: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<{ row: string }>, unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(query(sql), (rows) => rows.map((r) => r.row).join("\n")))
 
-describe("bad input on every tenancy create and update route", () => {
+describe("bad input on every tenancy and Agent create and update route", () => {
   it.layer(apiTestLayer(), { timeout: 600_000 })((it) => {
     it.effect("invalid bodies get a 4xx envelope and write nothing; shaped bodies never get a 5xx", () =>
       Effect.gen(function* () {
@@ -176,7 +189,19 @@ describe("bad input on every tenancy create and update route", () => {
           Effect.zipWith(sql<{ row: string }>`SELECT row_to_json(r)::text AS row FROM configuration_secret_refs r ORDER BY configuration_id, secret_id`, audit(sql), (a, b) => [...a, ...b]),
           (a, b) => [...a, ...b]
         ))
+        const preset = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/presets`, admin.headers, { name: "fuzz-preset", template: {} }), 201)
+        const presets = tableSnapshot((sql) => Effect.zipWith(
+          sql<{ row: string }>`SELECT row_to_json(p)::text AS row FROM presets p ORDER BY id`,
+          audit(sql),
+          (a, b) => [...a, ...b]
+        ))
         const bindings = { KEY: { source: { kind: "secret", namespaceId: ns, id: secret.id } } }
+        const agent = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents`, admin.headers, { name: "fuzz-agent", configurationId: configuration.id }), 201)
+        const agents = tableSnapshot((sql) => Effect.zipWith(
+          sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM agents a ORDER BY id`,
+          Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM principals`, audit(sql), (a, b) => [...a, ...b]),
+          (a, b) => [...a, ...b]
+        ))
         const targets: ReadonlyArray<Target> = [
           {
             route: "POST /namespaces",
@@ -222,6 +247,42 @@ describe("bad input on every tenancy create and update route", () => {
             fields: { values: "object", secretBindings: "bindings" },
             required: ["values"],
             snapshot: configurations
+          },
+          {
+            route: "POST /namespaces/:namespaceId/presets",
+            method: "POST",
+            path: `/namespaces/${ns}/presets`,
+            valid: { name: "fuzz-new-preset", template: { variables: { who: { type: "string" } }, configuration: { values: { greeting: "{{ vars.who }}" } } } },
+            fields: { name: "name", template: "template" },
+            required: ["name", "template"],
+            snapshot: presets
+          },
+          {
+            route: "PATCH /namespaces/:namespaceId/presets/:presetId",
+            method: "PATCH",
+            path: `/namespaces/${ns}/presets/${preset.id}`,
+            valid: { name: "fuzz-renamed" },
+            fields: { name: "name", template: "template" },
+            required: [],
+            snapshot: presets
+          },
+          {
+            route: "POST /namespaces/:namespaceId/agents",
+            method: "POST",
+            path: `/namespaces/${ns}/agents`,
+            valid: { name: "fuzz-new-agent", configurationId: configuration.id, harnessAuth: { method: "runtime" } },
+            fields: { name: "name", configurationId: "reference", harnessAuth: "nullableObject", plugins: "object" },
+            required: ["name", "configurationId"],
+            snapshot: agents
+          },
+          {
+            route: "PATCH /namespaces/:namespaceId/agents/:agentId",
+            method: "PATCH",
+            path: `/namespaces/${ns}/agents/${agent.id}`,
+            valid: { configurationId: configuration.id, harnessAuth: null },
+            fields: { configurationId: "reference", harnessAuth: "nullableObject", plugins: "object", pluginApprovers: "nullableObject" },
+            required: ["configurationId"],
+            snapshot: agents
           }
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
