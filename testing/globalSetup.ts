@@ -1,11 +1,14 @@
 /**
  * One real PostgreSQL server per test run: an embedded, throwaway cluster, or the server named
  * by TEST_DATABASE_URL. Each test file then creates its own fresh database on it
- * (testing/database.ts).
+ * (testing/database.ts). Beside it, the OpenClaw gateway runtime is installed once (about a
+ * minute on a fresh machine, then reused from its cache directory), so the real-gateway test
+ * files never race to install it.
  */
 import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
+import { ensureTestRuntime } from "./gatewayRuntime.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -14,13 +17,15 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  const runtime = ensureTestRuntime()
   const external = process.env.TEST_DATABASE_URL
   if (external) {
     project.provide("pgAdminUrl", external)
+    await runtime
     return
   }
   const dir = scratchDir("svc-test-pg-")
-  const pg = await startEmbeddedPostgres({ dir, ephemeral: true })
+  const [pg] = await Promise.all([startEmbeddedPostgres({ dir, ephemeral: true }), runtime])
   project.provide("pgAdminUrl", pg.adminUrl)
   return async () => {
     await pg.stop()
