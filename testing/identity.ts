@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { hashPassword, issueSession } from "@svc/api"
 import { BuiltinRoles, digestOf, INSTALLATION_RESOURCE_ID, newToken } from "@svc/core/iam"
-import { BindingId, NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, UserId, MethodId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, UserId, MethodId } from "@svc/core/schema"
 import { Effect } from "effect"
 
 export const PASSWORD = "correct horse battery staple"
@@ -101,3 +101,22 @@ export const insertServiceKey = (
 
 /** A signed-in session for an account: the cookie value and its session key. */
 export const signedInSession = (userId: string) => issueSession(userId)
+
+/**
+ * An Agent row with its Configuration and its own `agent` principal, as `POST .../agents`
+ * leaves them (harness auth `runtime`), for tests that need an Agent to exist.
+ */
+export const createAgentRow = (namespaceId: string, name = `agent-${crypto.randomUUID().slice(0, 8)}`) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const configurationId = ConfigurationId.make()
+    const principalId = ServicePrincipalId.make()
+    const id = AgentId.make()
+    yield* sql`INSERT INTO configurations (id, namespace_id, kind, generation, "values") VALUES (${configurationId}, ${namespaceId}, 'agent', 1, '{}'::jsonb)`
+    yield* sql`INSERT INTO principals (id, kind, namespace_id, name) VALUES (${principalId}, 'agent', ${namespaceId}, ${name})`
+    yield* sql`
+      INSERT INTO agents (id, namespace_id, name, configuration_id, service_principal_id, execution_mode, settings)
+      VALUES (${id}, ${namespaceId}, ${name}, ${configurationId}, ${principalId}, 'embedded', '{"harnessAuth": {"method": "runtime"}}'::jsonb)
+    `
+    return { id, configurationId, principalId }
+  })

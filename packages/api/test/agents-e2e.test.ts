@@ -150,6 +150,19 @@ describe("an Agent's whole life on a real gateway", () => {
           { name: "USER.md", size: 21, revisionId: first.id }
         ])
 
+        // The write lands but its audit cannot be committed: 503 UNKNOWN_OUTCOME; reading tells.
+        yield* sql.unsafe(`
+          CREATE FUNCTION refuse_workspace_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NEW.kind = 'agent.workspace-file-written' THEN RAISE EXCEPTION 'audit store refused'; END IF;
+            RETURN NEW;
+          END $$
+        `)
+        yield* sql.unsafe(`CREATE TRIGGER refuse_workspace_audit BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION refuse_workspace_audit()`)
+        expectError(yield* call("PUT", `${files}/IDENTITY.md`, { content: "# Identity\n" }), 503, "UNKNOWN_OUTCOME")
+        yield* sql.unsafe(`DROP TRIGGER refuse_workspace_audit ON audit_events`)
+        expect(expectData(yield* call("GET", `${files}/IDENTITY.md`), 200).content).toBe("# Identity\n")
+
         // Diagnostics, gathered live from the gateway.
         const diagnostics = expectData(yield* call("POST", `${agentPath}/deployments/${first.id}/diagnostics`), 200)
         expect(diagnostics.revisionId).toBe(first.id)

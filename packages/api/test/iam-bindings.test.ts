@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { BuiltinRoles } from "@svc/core/iam"
 import { AgentId, RoleId } from "@svc/core/schema"
 import { Effect } from "effect"
-import { bindRole, createServicePrincipal } from "../../../testing/identity.js"
+import { bindRole, createAgentRow, createServicePrincipal } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import {
   anonymous,
@@ -74,7 +74,7 @@ describe("IAM AccessBindings", () => {
           "iam.access-binding.deleted"
         ])
         // Exact resource bindings name a resource inside the Namespace.
-        const agent = AgentId.make()
+        const agent = (yield* createAgentRow(ns)).id
         const onAgent = expectData(yield* send(baseUrl, "POST", path, admin.headers, {
           principalId: member.principalId,
           roleId: BuiltinRoles.namespaceViewer.id,
@@ -196,7 +196,7 @@ describe("IAM AccessBindings", () => {
         const binding = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/iam/access-bindings`, key.headers, {
           principalId: robot,
           roleId: role.id,
-          resource: { kind: "agent", id: AgentId.make() }
+          resource: { kind: "agent", id: (yield* createAgentRow(ns)).id }
         }), 201)
         expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/access-bindings/${binding.id}`, key.headers), 200)
         expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/access-bindings`, key.headers), 403, "FORBIDDEN")
