@@ -5,20 +5,23 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ErrorWire } from "@svc/core/errors"
 import { JsonBody } from "@svc/core/http"
-import { AgentId, Envelope, NamespaceId, RevisionId } from "@svc/core/schema"
+import { AgentId, Envelope, NamespaceId, RevisionId, WorkId } from "@svc/core/schema"
 import { Schema } from "effect"
 import { Authentication } from "../auth/authentication.js"
 import { PageParams } from "../iam/schemas.js"
 import { CreateAgent, UpdateAgent } from "./fields.js"
+import { ProvisionAgent, ProvisioningAdmitted, ProvisioningWork } from "./provisionSchemas.js"
 import { Agent, AgentRevision, DeploymentStatus } from "./schemas.js"
 
 const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
 const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
 const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId })
+const ProvisioningPath = Schema.Struct({ namespaceId: NamespaceId, workId: WorkId })
 const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 
 const AgentResponse = Envelope(Agent, "AgentResponse")
 const RevisionResponse = Envelope(AgentRevision, "AgentRevisionResponse")
+const ProvisioningResponse = Envelope(ProvisioningWork, "AgentProvisioningResponse")
 
 export const AgentsApi = HttpApiGroup.make("agents")
   .add(
@@ -107,6 +110,36 @@ export const AgentsApi = HttpApiGroup.make("agents")
       .addSuccess(RevisionResponse)
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "One revision (needs agent_revision:read)")
+  )
+  .add(
+    HttpApiEndpoint.post("provision", "/namespaces/:namespaceId/agents/provision")
+      .setPath(InNamespace)
+      .setPayload(ProvisionAgent)
+      .addSuccess(Envelope(ProvisioningAdmitted, "AgentProvisioningAdmittedResponse"), { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.NAMESPACE_NOT_READY)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "Provision an Agent and its Configuration (inline or from a Preset); idempotent per requestId (needs agent:create and configuration:create)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("provisioning", "/namespaces/:namespaceId/agents/provision/:workId")
+      .setPath(ProvisioningPath)
+      .addSuccess(ProvisioningResponse)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "A provisioning work item (needs provisioning:read; only its initiator until the Agent exists)")
+  )
+  .add(
+    HttpApiEndpoint.post("retryProvisioning", "/namespaces/:namespaceId/agents/provision/:workId/retry")
+      .setPath(ProvisioningPath)
+      .addSuccess(ProvisioningResponse, { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Retry a failed provisioning from the phase that failed (needs provisioning:operate)")
   )
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Agents")

@@ -7,6 +7,7 @@ import { SvcApi } from "../api.js"
 import { pageOf } from "../iam/access.js"
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "./agents.js"
 import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
+import { getProvisioning, provisionAgent, retryProvisioning } from "./provisioning.js"
 
 /** The Agents group, wired. Needs an SqlClient and the Installation configuration. */
 export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
@@ -30,5 +31,8 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("deployment", ({ path }) => provide(getDeployment(path.namespaceId, path.agentId, path.deploymentId)))
       .handle("revisions", ({ path, urlParams }) => provide(listRevisions(path.namespaceId, path.agentId, pageOf(urlParams))))
       .handle("revision", ({ path }) => provide(getRevision(path.namespaceId, path.agentId, path.revisionId)))
+      .handle("provision", ({ path, payload }) => provide(Effect.map(provisionAgent(path.namespaceId, payload), (provisioning) => ({ provisioning }))))
+      .handle("provisioning", ({ path }) => provide(getProvisioning(path.namespaceId, path.workId)))
+      .handle("retryProvisioning", ({ path }) => provide(retryProvisioning(path.namespaceId, path.workId)))
   })
 )

@@ -35,7 +35,13 @@ const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 export const AgentProvisionRequest = Schema.Struct({
   configuration: Schema.Struct({
     values: Json,
-    secretBindings: Schema.Record({ key: Schema.String, value: Schema.Struct({ source: Schema.Struct({ id: Schema.String }) }) })
+    secretBindings: Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({
+        source: Schema.Struct({ kind: Schema.Literal("secret"), namespaceId: Schema.String, id: Schema.String }),
+        delivery: Schema.optionalWith(Schema.Struct({ type: Schema.Literal("env") }), { exact: true })
+      })
+    })
   }),
   agent: Schema.Struct({
     name: Schema.String,
