@@ -1,7 +1,7 @@
 /**
  * Hostile bodies against every create and update route of the tenancy capability (Namespaces,
- * Secrets, Configurations, Presets), generated with fast-check from a fixed seed and a bounded
- * number of runs so `npm test` is repeatable:
+ * Secrets, Configurations, Presets) and against Agent provisioning, generated with fast-check
+ * from a fixed seed and a bounded number of runs so `npm test` is repeatable:
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
  *   characters, unknown fields, wrong ID prefixes, missing fields, non-object or broken JSON)
  *   must get a 4xx error envelope and write nothing;
@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { NamespaceId, SecretId } from "@svc/core/schema"
+import { NamespaceId, RequestId, SecretId } from "@svc/core/schema"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
@@ -176,6 +176,11 @@ describe("bad input on every tenancy create and update route", () => {
           Effect.zipWith(sql<{ row: string }>`SELECT row_to_json(r)::text AS row FROM configuration_secret_refs r ORDER BY configuration_id, secret_id`, audit(sql), (a, b) => [...a, ...b]),
           (a, b) => [...a, ...b]
         ))
+        const provisioning = tableSnapshot((sql) => Effect.zipWith(
+          sql<{ row: string }>`SELECT row_to_json(p)::text AS row FROM agent_provisioning p ORDER BY id`,
+          Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM work_items`, audit(sql), (a, b) => [...a, ...b]),
+          (a, b) => [...a, ...b]
+        ))
         const bindings = { KEY: { source: { kind: "secret", namespaceId: ns, id: secret.id } } }
         const targets: ReadonlyArray<Target> = [
           {
@@ -222,6 +227,15 @@ describe("bad input on every tenancy create and update route", () => {
             fields: { values: "object", secretBindings: "bindings" },
             required: ["values"],
             snapshot: configurations
+          },
+          {
+            route: "POST /namespaces/:namespaceId/agents/provision",
+            method: "POST",
+            path: `/namespaces/${ns}/agents/provision`,
+            valid: { requestId: RequestId.make(), name: "fuzz-agent", configuration: { kind: "agent", values: { a: 1 }, secretBindings: bindings } },
+            fields: { requestId: "enum", name: "name", configuration: "object", executionMode: "enum" },
+            required: ["requestId", "name"],
+            snapshot: provisioning
           }
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
