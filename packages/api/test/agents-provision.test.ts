@@ -15,7 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, seedNamespace, send, TIMESTAMP, withKey } from "./support/iamServer.js"
+import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, seedNamespace, send, TIMESTAMP, until, withKey } from "./support/iamServer.js"
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-api-provision-"))
 
@@ -55,18 +55,6 @@ const inlineBody = (f: Fixture, name: string) => ({
   harnessAuth: { method: "api_key", source: secretSource(f) },
   initialWorkspaceFiles: { "AGENTS.md": "# hello" }
 })
-
-/** Polls with a real timer (it.effect runs on the TestClock). */
-const until = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`not reached: ${JSON.stringify(value)}`)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
 
 const settled = (f: Fixture, workId: string) =>
   until(call(f, "GET", `agents/provision/${workId}`), (r) => ["succeeded", "failed"].includes(r.body?.data?.status))

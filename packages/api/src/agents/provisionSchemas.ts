@@ -19,6 +19,7 @@ import { ProvisioningPhases } from "@svc/core/tenancy"
 import { Schema } from "effect"
 import { CreateConfiguration } from "../configurations/schemas.js"
 import { CreateAgent, oneRepositoryForm } from "./fields.js"
+import { WorkAttempt, WorkState } from "./schemas.js"
 
 const { configurationId: _configurationId, ...launchFields } = CreateAgent.from.fields
 
@@ -56,20 +57,18 @@ export const ProvisionAgent = RequestBody({
 })
 export type ProvisionAgent = typeof ProvisionAgent.Type
 
-const Attempt = Schema.Struct({ at: Timestamp, code: Schema.String, message: Schema.String })
-
 export const ProvisioningWork = Schema.Struct({
   /** The work id (`wrk_<uuidv4>`), also as `workId` (SPEC 2.13). */
   id: WorkId,
   workId: WorkId,
   requestId: RequestId,
   namespaceId: NamespaceId,
-  status: Schema.Literal("queued", "running", "succeeded", "failed"),
+  status: WorkState,
   phase: Schema.Literal(...ProvisioningPhases),
   agentId: Schema.optionalWith(AgentId, { exact: true }),
   configurationId: Schema.optionalWith(ConfigurationId, { exact: true }),
   attemptCount: Schema.Number,
-  lastAttempt: Schema.NullOr(Attempt),
+  lastAttempt: Schema.NullOr(WorkAttempt),
   nextAttemptAt: Schema.NullOr(Timestamp),
   error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String })),
   /** Where to poll: this item's path under the API's base URL. */
