@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, ConfigurationId, PresetId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
+import { AgentId, ConfigurationId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -125,6 +125,22 @@ const agentRow = (namespaceId: string) =>
       VALUES (${id}, ${namespaceId}, ${`agent-${unique()}`}, ${configurationId}, ${principal}, 'embedded', '{"harnessAuth": {"method": "runtime"}}'::jsonb)
     `
     return { id, configurationId }
+  })
+
+/** A provisioning record initiated by `initiator`, its work not started (reads as failed: retryable). */
+const provisioningRow = (namespaceId: string, initiator: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = WorkId.make()
+    const request = {
+      configuration: { values: {}, secretBindings: {} },
+      agent: { name: `p-${unique()}`, executionMode: "embedded", backendId: null, settings: { harnessAuth: null }, workspaceDefaultsId: null, initialWorkspaceFiles: null, harnessSecretId: null }
+    }
+    yield* sql`
+      INSERT INTO agent_provisioning (id, namespace_id, request_id, body_digest, initiator_principal_id, request)
+      VALUES (${id}, ${namespaceId}, ${RequestId.make()}, ${"0".repeat(64)}, ${initiator}, ${JSON.stringify(request)}::jsonb)
+    `
+    return id
   })
 
 /** An Agent with one revision (its deployment queued). */
@@ -325,6 +341,22 @@ const routes: Record<string, RouteCase> = {
   "GET /namespaces/:namespaceId/agents/:agentId/revisions/:revisionId": {
     prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions/${r.revisionId}` })),
     expect: inNamespace(200)
+  },
+  "POST /namespaces/:namespaceId/agents/provision": {
+    prepare: (f) =>
+      Effect.succeed({
+        path: `/namespaces/${f.ns}/agents/provision`,
+        body: { requestId: RequestId.make(), name: `a-${unique()}`, configuration: { kind: "agent", values: {} } }
+      }),
+    expect: inNamespace(202)
+  },
+  "GET /namespaces/:namespaceId/agents/provision/:workId": {
+    prepare: (f) => Effect.map(provisioningRow(f.ns, f.admin.principalId), (id) => ({ path: `/namespaces/${f.ns}/agents/provision/${id}` })),
+    expect: inNamespace(200)
+  },
+  "POST /namespaces/:namespaceId/agents/provision/:workId/retry": {
+    prepare: (f) => Effect.map(provisioningRow(f.ns, f.admin.principalId), (id) => ({ path: `/namespaces/${f.ns}/agents/provision/${id}/retry` })),
+    expect: inNamespace(202)
   },
   // Presets (DESIGN §7)
   "POST /namespaces/:namespaceId/presets": {

@@ -1,7 +1,7 @@
 /**
  * Hostile bodies against every create and update route of the tenancy capability (Namespaces,
- * Secrets, Configurations, Presets) and of Agents, generated with fast-check from a fixed seed and a bounded
- * number of runs so `npm test` is repeatable:
+ * Secrets, Configurations, Presets), of Agents and of Agent provisioning, generated with
+ * fast-check from a fixed seed and a bounded number of runs so `npm test` is repeatable:
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
  *   characters, unknown fields, wrong ID prefixes, missing fields, non-object or broken JSON)
  *   must get a 4xx error envelope and write nothing;
@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { NamespaceId, SecretId } from "@svc/core/schema"
+import { NamespaceId, RequestId, SecretId } from "@svc/core/schema"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
@@ -195,6 +195,11 @@ describe("bad input on every tenancy and Agent create and update route", () => {
           audit(sql),
           (a, b) => [...a, ...b]
         ))
+        const provisioning = tableSnapshot((sql) => Effect.zipWith(
+          sql<{ row: string }>`SELECT row_to_json(p)::text AS row FROM agent_provisioning p ORDER BY id`,
+          Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM work_items`, audit(sql), (a, b) => [...a, ...b]),
+          (a, b) => [...a, ...b]
+        ))
         const bindings = { KEY: { source: { kind: "secret", namespaceId: ns, id: secret.id } } }
         const agent = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents`, admin.headers, { name: "fuzz-agent", configurationId: configuration.id }), 201)
         const agents = tableSnapshot((sql) => Effect.zipWith(
@@ -283,6 +288,15 @@ describe("bad input on every tenancy and Agent create and update route", () => {
             fields: { configurationId: "reference", harnessAuth: "nullableObject", plugins: "object", pluginApprovers: "nullableObject" },
             required: ["configurationId"],
             snapshot: agents
+          },
+          {
+            route: "POST /namespaces/:namespaceId/agents/provision",
+            method: "POST",
+            path: `/namespaces/${ns}/agents/provision`,
+            valid: { requestId: RequestId.make(), name: "fuzz-agent", configuration: { kind: "agent", values: { a: 1 }, secretBindings: bindings } },
+            fields: { requestId: "enum", name: "name", configuration: "object", executionMode: "enum" },
+            required: ["requestId", "name"],
+            snapshot: provisioning
           }
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()

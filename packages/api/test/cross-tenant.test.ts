@@ -16,7 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RevisionId, RoleId, SecretId, ServicePrincipalId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -64,7 +64,8 @@ const absentIds: Record<string, () => string> = {
   agentId: () => AgentId.make(),
   revisionId: () => RevisionId.make(),
   deploymentId: () => RevisionId.make(),
-  name: () => "USER.md"
+  name: () => "USER.md",
+  workId: () => WorkId.make()
 }
 
 /** Every row of Namespace B, and of the Installation-wide tables B's resources live in. */
@@ -80,6 +81,7 @@ const snapshotOf = (ns: string) =>
       UNION ALL SELECT row_to_json(p)::text FROM principals p WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(a)::text FROM agents a WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(v)::text FROM agent_revisions v WHERE namespace_id = ${ns}
+      UNION ALL SELECT row_to_json(w)::text FROM agent_provisioning w WHERE namespace_id = ${ns}
       UNION ALL SELECT count(*)::text FROM work_items WHERE key = ${ns} OR payload->>'namespaceId' = ${ns}
       ORDER BY 1
     `
@@ -120,6 +122,11 @@ describe("cross-tenant isolation", () => {
           harnessAuth: { method: "runtime" }
         }), 201)
         const revision = expectData(yield* asAdmin("POST", `/namespaces/${b}/agents/${agent.id}/deploy`), 202)
+        const provisioning = expectData(yield* asAdmin("POST", `/namespaces/${b}/agents/provision`, {
+          requestId: RequestId.make(),
+          name: "b-provisioned",
+          configuration: { kind: "agent", values: {} }
+        }), 202).provisioning
         const existing: Record<string, string> = {
           namespaceId: b,
           secretId: secret.id,
@@ -131,7 +138,8 @@ describe("cross-tenant isolation", () => {
           agentId: agent.id,
           revisionId: revision.id,
           deploymentId: revision.id,
-          name: "USER.md"
+          name: "USER.md",
+          workId: provisioning.id
         }
 
         // The callers of Namespace A, each an administrator there.
@@ -166,7 +174,13 @@ describe("cross-tenant isolation", () => {
           "POST /namespaces/:namespaceId/agents/:agentId/deploy": null,
           "POST /namespaces/:namespaceId/agents/:agentId/stop": null,
           "POST /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/diagnostics": null,
-          "PUT /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": { content: "planted" }
+          "PUT /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": { content: "planted" },
+          "POST /namespaces/:namespaceId/agents/provision": {
+            requestId: RequestId.make(),
+            name: "planted",
+            configuration: { kind: "agent", values: {}, secretBindings: { B_KEY: { source: { kind: "secret", namespaceId: b, id: secret.id } } } }
+          },
+          "POST /namespaces/:namespaceId/agents/provision/:workId/retry": null
         }
 
         const before = yield* snapshotOf(b)

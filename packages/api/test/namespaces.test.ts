@@ -19,7 +19,8 @@ import {
   seedAdmin,
   seedHuman,
   send,
-  TIMESTAMP
+  TIMESTAMP,
+  until
 } from "./support/iamServer.js"
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-api-ns-"))
@@ -32,18 +33,6 @@ const layer = WorkerLive({ pollInterval: Duration.millis(100) }).pipe(
 )
 
 const NS_ID = /^ns_[0-9a-f-]{36}$/
-
-const until = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`not reached: ${JSON.stringify(value)}`)
-      // A real timer: it.effect runs on the TestClock, which Effect.sleep would wait on forever.
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-  })
 
 const exists = (p: string) => Effect.promise(() => fs.stat(p).then((s) => s.mode & 0o777, () => undefined))
 

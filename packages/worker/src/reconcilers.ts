@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AgentProvisionLive } from "./agents/provision.js"
 import { AgentReconcilersLive } from "./agents/reconcilers.js"
 import { NamespaceReconcilersLive } from "./namespaces/reconcilers.js"
 
@@ -7,4 +8,4 @@ import { NamespaceReconcilersLive } from "./namespaces/reconcilers.js"
  * theirs here as they land (Namespace provisioning, deployments, ...). They need the Drivers
  * (`ComputeDriver`, `SecretDriver`), which `WorkerLive` selects from the Installation configuration.
  */
-export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive, AgentReconcilersLive)
+export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive, AgentReconcilersLive, AgentProvisionLive)

@@ -22,6 +22,9 @@ export interface Draft {
   readonly plugins: Plugins | undefined
 }
 
+/** A draft's settings without its Configuration (Agent provisioning creates that one). */
+export type LaunchDraft = Omit<Draft, "configurationId">
+
 /** The Secret a harness binding reads, if any. */
 export const harnessSecretId = (auth: HarnessAuth | null): string | undefined =>
   auth !== null && (auth.method === "api_key" || auth.method === "direct_token") ? auth.source.id : undefined
@@ -51,7 +54,7 @@ export const admitSecret = (namespaceId: string, source: { readonly namespaceId:
   })
 
 /** The harness binding against what this Installation can run (SPEC 2.5, 4.6). */
-const admitHarness = (namespaceId: string, draft: Draft, dedicatedOffered: boolean) =>
+const admitHarness = (namespaceId: string, draft: LaunchDraft, dedicatedOffered: boolean) =>
   Effect.gen(function* () {
     const auth = draft.harnessAuth
     if (auth === null) return
@@ -77,11 +80,10 @@ const admitHarness = (namespaceId: string, draft: Draft, dedicatedOffered: boole
     }
   })
 
-/** Every check of a draft, in the order SPEC 7.3 lists its conditions. */
-export const admitDraft = (namespaceId: string, draft: Draft) =>
+/** Every check of a draft's launch settings, in the order SPEC 7.3 lists its conditions. */
+export const admitLaunchSettings = (namespaceId: string, draft: LaunchDraft) =>
   Effect.gen(function* () {
     const installation = yield* InstallationConfiguration
-    yield* admitConfiguration(namespaceId, draft.configurationId)
     if (draft.backendId !== null) {
       const backend = installation.backends.find((b) => b.id === draft.backendId)
       if (backend === undefined) return yield* new NotFound({ message: "The Backend does not exist." })
@@ -98,3 +100,7 @@ export const admitDraft = (namespaceId: string, draft: Draft) =>
       return yield* new NotImplemented({ message: "Plugin selections need a Plugin Driver, and none is selected." })
     }
   })
+
+/** Every check of a draft: its Configuration, then its launch settings. */
+export const admitDraft = (namespaceId: string, draft: Draft) =>
+  Effect.zipRight(admitConfiguration(namespaceId, draft.configurationId), admitLaunchSettings(namespaceId, draft))

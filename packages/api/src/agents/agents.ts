@@ -8,12 +8,12 @@ import { recordAudit } from "@svc/core/audit"
 import { AgentDeleting, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller, decide, visibleTo } from "@svc/core/iam"
 import { AgentId, ServicePrincipalId } from "@svc/core/schema"
-import { AGENT_TEARDOWN, WorkOutbox } from "@svc/core/tenancy"
+import { AGENT_TEARDOWN, type AgentProvisionRequest, insertAgent, pinAgentSecrets, WorkOutbox } from "@svc/core/tenancy"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite } from "../namespaces/children.js"
-import { admitDraft, type Draft, harnessSecretId } from "./admission.js"
+import { admitDraft, type Draft, harnessSecretId, type LaunchDraft } from "./admission.js"
 import type { CreateAgent, UpdateAgent } from "./fields.js"
 import { AGENT_COLUMNS, type AgentRow, agentRef, requireAgent, toAgent } from "./store.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
@@ -21,10 +21,10 @@ import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 type CreateAgentBody = typeof CreateAgent.Type
 type UpdateAgentBody = typeof UpdateAgent.Type
 
-const SETTINGS_FIELDS = ["harnessAuth", "plugins", "pluginApprovers", "repositoryBindings", "repositoryAccess"] as const
+export const SETTINGS_FIELDS = ["harnessAuth", "plugins", "pluginApprovers", "repositoryBindings", "repositoryAccess"] as const
 
 /** The settings a body supplies; the two repository forms replace each other (SPEC 2.4). */
-const suppliedSettings = (body: Partial<Record<(typeof SETTINGS_FIELDS)[number], unknown>>) => {
+export const suppliedSettings = (body: Partial<Record<(typeof SETTINGS_FIELDS)[number], unknown>>) => {
   const supplied: Record<string, unknown> = {}
   for (const field of SETTINGS_FIELDS) if (body[field] !== undefined) supplied[field] = body[field]
   if (body.repositoryBindings !== undefined) supplied.repositoryAccess = undefined
@@ -32,22 +32,28 @@ const suppliedSettings = (body: Partial<Record<(typeof SETTINGS_FIELDS)[number],
   return supplied
 }
 
-const withoutUndefined = (record: Record<string, unknown>) =>
+export const withoutUndefined = (record: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
 
-const conflictOnName = (error: unknown) =>
+export const conflictOnName = (error: unknown) =>
   isUniqueViolation(error)
     ? Effect.fail(new ResourceConflict({ message: "An Agent with this name already exists in the Namespace." }))
     : Effect.die(error)
 
-/** Replaces the Secrets the draft pins (its harness Secret). */
-const pinDraftSecrets = (agentId: string, auth: Draft["harnessAuth"]) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`DELETE FROM agent_secret_refs WHERE agent_id = ${agentId}`
-    const secretId = harnessSecretId(auth)
-    if (secretId !== undefined) yield* sql`INSERT INTO agent_secret_refs (agent_id, secret_id) VALUES (${agentId}, ${secretId})`
-  })
+/**
+ * The Agent row's fields a create-style body and its admitted draft give (all but the ids and
+ * the Configuration): what `POST .../agents` writes at once, and what Agent provisioning keeps
+ * for its transport phase.
+ */
+export const agentFieldsOf = (body: Omit<CreateAgentBody, "configurationId">, draft: LaunchDraft): AgentProvisionRequest["agent"] => ({
+  name: body.name,
+  executionMode: draft.executionMode,
+  backendId: draft.backendId,
+  settings: withoutUndefined({ ...suppliedSettings(body), harnessAuth: draft.harnessAuth }),
+  workspaceDefaultsId: body.workspaceDefaultsId ?? null,
+  initialWorkspaceFiles: body.initialWorkspaceFiles ?? null,
+  harnessSecretId: harnessSecretId(draft.harnessAuth) ?? null
+})
 
 export const createAgent = Effect.fn("Agents.create")(function* (namespaceId: string, body: CreateAgentBody) {
   const caller = yield* CurrentCaller
@@ -71,28 +77,11 @@ export const createAgent = Effect.fn("Agents.create")(function* (namespaceId: st
     if (body.workspaceDefaultsId !== undefined && body.workspaceDefaultsId !== (yield* currentWorkspaceDefaultsId)) {
       return yield* new ResourceConflict({ message: "The workspaceDefaultsId is stale; read the current workspace defaults and retry." })
     }
-    yield* sql`INSERT INTO principals (id, kind, namespace_id, name) VALUES (${principalId}, 'agent', ${namespaceId}, ${body.name})`
-    const settings = withoutUndefined({ ...suppliedSettings(body), harnessAuth: draft.harnessAuth })
-    const rows = yield* sql<AgentRow>`
-      INSERT INTO agents AS a (id, namespace_id, name, configuration_id, service_principal_id, execution_mode, backend_id,
-        settings, workspace_defaults_id)
-      VALUES (${id}, ${namespaceId}, ${body.name}, ${draft.configurationId}, ${principalId}, ${draft.executionMode},
-        ${draft.backendId}, ${JSON.stringify(settings)}::jsonb, ${body.workspaceDefaultsId ?? null})
-      RETURNING ${sql.unsafe(AGENT_COLUMNS)}
-    `
-    yield* pinDraftSecrets(id, draft.harnessAuth)
-    if (body.initialWorkspaceFiles !== undefined && Object.keys(body.initialWorkspaceFiles).length > 0) {
-      yield* sql`INSERT INTO agent_initial_files (agent_id, files) VALUES (${id}, ${JSON.stringify(body.initialWorkspaceFiles)}::jsonb)`
-    }
-    yield* recordAudit({
-      kind: "agent.created",
-      outcome: "success",
-      actorPrincipalId: caller.principalId,
-      namespaceId,
-      resource: { kind: "agent", id },
-      details: { name: body.name, configurationId: draft.configurationId, servicePrincipalId: principalId }
-    })
-    return toAgent(rows[0]!)
+    yield* insertAgent(
+      { id, servicePrincipalId: principalId, namespaceId, configurationId: draft.configurationId, ...agentFieldsOf(body, draft) },
+      { actorPrincipalId: caller.principalId }
+    )
+    return toAgent(yield* requireAgent(namespaceId, id, false))
   })
   return yield* sql.withTransaction(create).pipe(Effect.catchTag("SqlError", conflictOnName))
 })
@@ -146,7 +135,7 @@ export const updateAgent = Effect.fn("Agents.update")(function* (namespaceId: st
       WHERE a.id = ${agentId}
       RETURNING ${sql.unsafe(AGENT_COLUMNS)}
     `
-    if (body.harnessAuth !== undefined) yield* pinDraftSecrets(agentId, harnessAuth as Draft["harnessAuth"])
+    if (body.harnessAuth !== undefined) yield* pinAgentSecrets(agentId, harnessSecretId(harnessAuth as Draft["harnessAuth"]) ?? null)
     yield* recordAudit({
       kind: "agent.updated",
       outcome: "success",

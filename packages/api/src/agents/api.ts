@@ -5,16 +5,18 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ErrorWire } from "@svc/core/errors"
 import { JsonBody, WorkspaceWriteBody } from "@svc/core/http"
-import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp } from "@svc/core/schema"
+import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "@svc/core/schema"
 import { Schema } from "effect"
 import { Authentication } from "../auth/authentication.js"
 import { PageParams } from "../iam/schemas.js"
 import { CreateAgent, UpdateAgent } from "./fields.js"
+import { ProvisionAgent, ProvisioningAdmitted, ProvisioningWork } from "./provisionSchemas.js"
 import { Agent, AgentRevision, DeploymentStatus } from "./schemas.js"
 
 const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
 const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
 const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId })
+const ProvisioningPath = Schema.Struct({ namespaceId: NamespaceId, workId: WorkId })
 const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 
 const WorkspaceFilePath = Schema.Struct({
@@ -48,6 +50,7 @@ const DiagnosticsResult = Schema.Struct({
 
 const AgentResponse = Envelope(Agent, "AgentResponse")
 const RevisionResponse = Envelope(AgentRevision, "AgentRevisionResponse")
+const ProvisioningResponse = Envelope(ProvisioningWork, "AgentProvisioningResponse")
 
 export const AgentsApi = HttpApiGroup.make("agents")
   .add(
@@ -166,6 +169,36 @@ export const AgentsApi = HttpApiGroup.make("agents")
       .middleware(WorkspaceWriteBody)
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "Replace one of the Agent's workspace files; body at most 48 KiB (needs agent:operate)")
+  )
+  .add(
+    HttpApiEndpoint.post("provision", "/namespaces/:namespaceId/agents/provision")
+      .setPath(InNamespace)
+      .setPayload(ProvisionAgent)
+      .addSuccess(Envelope(ProvisioningAdmitted, "AgentProvisioningAdmittedResponse"), { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.NAMESPACE_NOT_READY)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(JsonBody)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "Provision an Agent and its Configuration (inline or from a Preset); idempotent per requestId (needs agent:create and configuration:create)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("provisioning", "/namespaces/:namespaceId/agents/provision/:workId")
+      .setPath(ProvisioningPath)
+      .addSuccess(ProvisioningResponse)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "A provisioning work item (needs provisioning:read; only its initiator until the Agent exists)")
+  )
+  .add(
+    HttpApiEndpoint.post("retryProvisioning", "/namespaces/:namespaceId/agents/provision/:workId/retry")
+      .setPath(ProvisioningPath)
+      .addSuccess(ProvisioningResponse, { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Retry a failed provisioning from the phase that failed (needs provisioning:operate)")
   )
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Agents")

@@ -17,6 +17,7 @@ import { secretRef } from "../secrets/secrets.js"
 import { admitDraft, harnessSecretId } from "./admission.js"
 import { type HarnessAuth, readSavedSettings } from "./fields.js"
 import type { AgentRevision, DeploymentStatus } from "./schemas.js"
+import { workStatus } from "./workStatus.js"
 import { AGENT_COLUMNS, type AgentRow, agentRef, requireAgent, toAgent } from "./store.js"
 
 /** The harness every revision runs: an OpenClaw gateway. */
@@ -221,31 +222,11 @@ export const listRevisions = Effect.fn("Agents.revisions")(function* (namespaceI
   return rows.map(toRevision)
 })
 
-interface WorkRow {
-  readonly state: "queued" | "running" | "succeeded" | "failed" | "cancelled"
-  readonly next_attempt_at: Date
-  readonly last_attempt_at: Date | null
-  readonly last_attempt_code: string | null
-  readonly last_attempt_message: string | null
-}
-
 /** SPEC 2.7, from persisted state only: the revision's work item and the revision row. */
 export const getDeployment = Effect.fn("Agents.deployment")(function* (namespaceId: string, agentId: string, deploymentId: string) {
   yield* authorize("agent_revision:read", revisionRef(namespaceId, deploymentId))
   const revision = yield* findRevision(namespaceId, agentId, deploymentId)
-  const sql = yield* SqlClient.SqlClient
-  const items = yield* sql<WorkRow>`
-    SELECT state, next_attempt_at, last_attempt_at, last_attempt_code, last_attempt_message
-    FROM work_items WHERE kind = ${AGENT_DEPLOY} AND key = ${deploymentId}
-    ORDER BY created_at DESC LIMIT 1
-  `.pipe(Effect.orDie)
-  const item = items[0]
-  const status: DeploymentStatus["status"] = item === undefined || item.state === "cancelled"
-    ? "failed"
-    : item.state
-  const lastAttempt = item?.last_attempt_at != null
-    ? { at: item.last_attempt_at, code: item.last_attempt_code!, message: item.last_attempt_message! }
-    : null
+  const { lastAttempt, nextAttemptAt, status } = yield* workStatus(AGENT_DEPLOY, deploymentId)
   const terminal = status === "succeeded" || status === "failed"
   const deployment: DeploymentStatus = {
     deploymentId: revision.id as DeploymentStatus["deploymentId"],
@@ -258,7 +239,7 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
         code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
         message: lastAttempt?.message ?? "The deployment failed."
       },
-    progress: terminal ? null : { lastAttempt, nextAttemptAt: item?.state === "queued" ? item.next_attempt_at : null },
+    progress: terminal ? null : { lastAttempt, nextAttemptAt },
     warnings: revision.warnings
   }
   return deployment

@@ -245,7 +245,7 @@ export const WorkspaceDefaultsId = Schema.String.pipe(
 // Request bodies (SPEC 4.4)
 
 /** `repositoryBindings` and `repositoryAccess` exclude each other (INVALID_VALUE at the latter). */
-const oneRepositoryForm = (body: object) =>
+export const oneRepositoryForm = (body: object) =>
   "repositoryBindings" in body && "repositoryAccess" in body
     ? {
       path: ["repositoryAccess"],

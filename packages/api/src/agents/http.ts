@@ -11,6 +11,7 @@ import { apiComputeDriver } from "./compute.js"
 import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
 import { runDiagnostics } from "./diagnostics.js"
 import { readWorkspaceFile, writeWorkspaceFile } from "./workspace.js"
+import { getProvisioning, provisionAgent, retryProvisioning } from "./provisioning.js"
 
 /** The Agents group, wired. Needs an SqlClient and the Installation configuration (and a
  * ProcessConfiguration for live workspace and diagnostics access; `compute.ts`). */
@@ -41,5 +42,8 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("readWorkspaceFile", ({ path }) => provide(readWorkspaceFile(path.namespaceId, path.agentId, path.name)))
       .handle("writeWorkspaceFile", ({ path, payload }) =>
         provide(writeWorkspaceFile(path.namespaceId, path.agentId, path.name, payload.content)))
+      .handle("provision", ({ path, payload }) => provide(Effect.map(provisionAgent(path.namespaceId, payload), (provisioning) => ({ provisioning }))))
+      .handle("provisioning", ({ path }) => provide(getProvisioning(path.namespaceId, path.workId)))
+      .handle("retryProvisioning", ({ path }) => provide(retryProvisioning(path.namespaceId, path.workId)))
   })
 ).pipe(Layer.provide(apiComputeDriver))

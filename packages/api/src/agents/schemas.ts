@@ -67,19 +67,23 @@ export const AgentRevision = Schema.Struct({
 }).annotations({ identifier: "AgentRevision" })
 export type AgentRevision = typeof AgentRevision.Type
 
-const Attempt = Schema.Struct({ at: Timestamp, code: Schema.String, message: Schema.String })
+/** The most recent attempt of asynchronous work. */
+export const WorkAttempt = Schema.Struct({ at: Timestamp, code: Schema.String, message: Schema.String })
+
+/** The public states of asynchronous Agent work. */
+export const WorkState = Schema.Literal("queued", "running", "succeeded", "failed")
 
 export const DeploymentStatus = Schema.Struct({
   deploymentId: RevisionId,
   namespaceId: NamespaceId,
   agentId: AgentId,
-  status: Schema.Literal("queued", "running", "succeeded", "failed"),
+  status: WorkState,
   error: Schema.NullOr(Schema.Struct({
     code: Schema.String,
     message: Schema.String,
     data: optional(Schema.Record({ key: Schema.String, value: JsonValue }))
   })),
-  progress: Schema.NullOr(Schema.Struct({ lastAttempt: Schema.NullOr(Attempt), nextAttemptAt: Schema.NullOr(Timestamp) })),
+  progress: Schema.NullOr(Schema.Struct({ lastAttempt: Schema.NullOr(WorkAttempt), nextAttemptAt: Schema.NullOr(Timestamp) })),
   warnings: Schema.Array(Schema.Struct({ code: Schema.Literal("PLUGIN_INSTALL_FAILED", "PLUGIN_AUTH_REQUIRED"), pluginId: Schema.String }))
 }).annotations({ identifier: "DeploymentStatus" })
 export type DeploymentStatus = typeof DeploymentStatus.Type

@@ -8,6 +8,7 @@ import { recordAudit } from "@svc/core/audit"
 import { NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { ConfigurationId, Limits, type NamespaceId } from "@svc/core/schema"
+import { boundSecretIds, insertConfiguration, writeConfigurationSecretRefs } from "@svc/core/tenancy"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isForeignKeyViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
@@ -45,15 +46,12 @@ export const configurationRef = (namespaceId: string, configurationId: string) =
 
 const notFound = () => new NotFound({ message: "The Configuration does not exist." })
 
-const boundSecretIds = (bindings: SecretBindings): ReadonlyArray<string> =>
-  [...new Set(Object.values(bindings).map((binding) => binding.source.id))].sort()
-
 /**
  * The caller's exact `operate` on every bound Secret (SPEC 4.3). A Secret of another Namespace
  * is "not found" in this one, whether or not it exists there. Then, under a key-share lock that
  * a concurrent Secret delete waits for, every bound Secret must exist.
  */
-const admitBindings = (namespaceId: string, bindings: SecretBindings) =>
+export const admitBindings = (namespaceId: string, bindings: SecretBindings) =>
   Effect.gen(function* () {
     for (const [name, binding] of Object.entries(bindings)) {
       if (binding.source.namespaceId !== namespaceId) {
@@ -74,22 +72,23 @@ const admitBindings = (namespaceId: string, bindings: SecretBindings) =>
     }
   })
 
-const writeSecretRefs = (configurationId: string, bindings: SecretBindings) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`DELETE FROM configuration_secret_refs WHERE configuration_id = ${configurationId}`
-    const ids = boundSecretIds(bindings)
-    if (ids.length === 0) return
-    yield* sql`
-      INSERT INTO configuration_secret_refs ${sql.insert(ids.map((secretId) => ({ configuration_id: configurationId, secret_id: secretId })))}
-    `
-  })
-
 /** A Secret deleted between the check and the insert: the foreign key has the last word. */
 const secretGone = (error: unknown) =>
   isForeignKeyViolation(error)
     ? Effect.fail(new NotFound({ message: "A bound Secret does not exist in this Namespace." }))
     : Effect.die(error)
+
+const findConfiguration = (namespaceId: string, configurationId: string, lock: boolean) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<ConfigurationRow>`
+      SELECT ${sql.unsafe(COLUMNS)}
+      FROM configurations c JOIN namespaces n ON n.id = c.namespace_id
+      WHERE c.id = ${configurationId} AND c.namespace_id = ${namespaceId} AND n.status <> 'deleted'
+      ${lock ? sql`FOR UPDATE OF c` : sql``}
+    `.pipe(Effect.orDie)
+    return rows[0]
+  })
 
 export const createConfiguration = Effect.fn("Configurations.create")(function* (
   namespaceId: string,
@@ -104,21 +103,9 @@ export const createConfiguration = Effect.fn("Configurations.create")(function* 
     const namespace = yield* lockNamespaceForWrite(namespaceId)
     yield* requireExternalNamespaceProvisioned(namespace)
     yield* admitBindings(namespaceId, bindings)
-    const rows = yield* sql<ConfigurationRow>`
-      INSERT INTO configurations AS c (id, namespace_id, kind, generation, "values", secret_bindings)
-      VALUES (${id}, ${namespaceId}, ${payload.kind}, 1, ${JSON.stringify(payload.values)}::jsonb, ${JSON.stringify(bindings)}::jsonb)
-      RETURNING ${sql.unsafe(COLUMNS)}
-    `
-    yield* writeSecretRefs(id, bindings)
-    yield* recordAudit({
-      kind: "configuration.created",
-      outcome: "success",
-      actorPrincipalId: caller.principalId,
-      namespaceId,
-      resource: { kind: "configuration", id },
-      details: { kind: payload.kind, generation: 1, boundSecretIds: boundSecretIds(bindings) }
-    })
-    return toConfiguration(rows[0]!)
+    yield* insertConfiguration({ id, namespaceId, values: payload.values, secretBindings: bindings }, { actorPrincipalId: caller.principalId })
+    const row = yield* findConfiguration(namespaceId, id, false)
+    return toConfiguration(row!)
   })
   return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", secretGone))
 })
@@ -139,18 +126,6 @@ export const listConfigurations = Effect.fn("Configurations.list")(function* (na
   `.pipe(Effect.orDie)
   return rows.map(toConfiguration)
 })
-
-const findConfiguration = (namespaceId: string, configurationId: string, lock: boolean) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<ConfigurationRow>`
-      SELECT ${sql.unsafe(COLUMNS)}
-      FROM configurations c JOIN namespaces n ON n.id = c.namespace_id
-      WHERE c.id = ${configurationId} AND c.namespace_id = ${namespaceId} AND n.status <> 'deleted'
-      ${lock ? sql`FOR UPDATE OF c` : sql``}
-    `.pipe(Effect.orDie)
-    return rows[0]
-  })
 
 export const getConfiguration = Effect.fn("Configurations.get")(function* (namespaceId: string, configurationId: string) {
   yield* authorize("configuration:read", configurationRef(namespaceId, configurationId))
@@ -189,7 +164,7 @@ export const updateConfiguration = Effect.fn("Configurations.update")(function* 
       WHERE c.id = ${configurationId}
       RETURNING ${sql.unsafe(COLUMNS)}
     `
-    if (payload.secretBindings !== undefined) yield* writeSecretRefs(configurationId, bindings)
+    if (payload.secretBindings !== undefined) yield* writeConfigurationSecretRefs(configurationId, bindings)
     const updated = toConfiguration(rows[0]!)
     yield* recordAudit({
       kind: "configuration.updated",

@@ -103,3 +103,18 @@ export const auditKinds = (resourceId: string) =>
     `
     return rows
   })
+
+/**
+ * Polls `read` every 50 ms until `done` holds; dies with the last value after 20 s. A real timer:
+ * it.effect runs on the TestClock, which Effect.sleep would wait on forever.
+ */
+export const until = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const value = yield* read
+      if (done(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`not reached: ${JSON.stringify(value)}`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    }
+  })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { AgentId, NamespaceId, RevisionId } from "../schema/ids.js"
+import { AgentId, NamespaceId, RevisionId, WorkId } from "../schema/ids.js"
 
 /**
  * The work kinds of an Agent's lifecycle (SPEC 3), queued by the API in the transaction of the
@@ -9,10 +9,48 @@ import { AgentId, NamespaceId, RevisionId } from "../schema/ids.js"
  * - `agent.stop`, keyed by the Agent id: remove execution, clear `activeRevisionId`.
  * - `agent.teardown`, keyed by the Agent id: remove the workload, then the Agent, its revisions,
  *   its service principal, keys and bindings in one transaction.
+ * - `agent.provision`, keyed by the provisioning record's id (`wrk_...`, SPEC 2.13): create the
+ *   Configuration, then the Agent with its principal, then hand off (docs/decisions/agent-provisioning.md).
  */
 export const AGENT_DEPLOY = "agent.deploy"
 export const AGENT_STOP = "agent.stop"
 export const AGENT_TEARDOWN = "agent.teardown"
+export const AGENT_PROVISION = "agent.provision"
 
 export const AgentDeployPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 export const AgentWorkPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
+export const AgentProvisionPayload = Schema.Struct({ namespaceId: NamespaceId, workId: WorkId })
+
+/** The phases of a provisioning record (SPEC 2.13, 3), in order. */
+export const ProvisioningPhases = ["admitted", "configuration", "transport", "handoff"] as const
+export type ProvisioningPhase = (typeof ProvisioningPhases)[number]
+
+const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * What an admitted provisioning request keeps for the worker (`agent_provisioning.request`):
+ * the Configuration to create and the Agent row to write, resolved at admission (a Preset
+ * already rendered). Secret references only, never a Secret value.
+ */
+export const AgentProvisionRequest = Schema.Struct({
+  configuration: Schema.Struct({
+    values: Json,
+    secretBindings: Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({
+        source: Schema.Struct({ kind: Schema.Literal("secret"), namespaceId: Schema.String, id: Schema.String }),
+        delivery: Schema.optionalWith(Schema.Struct({ type: Schema.Literal("env") }), { exact: true })
+      })
+    })
+  }),
+  agent: Schema.Struct({
+    name: Schema.String,
+    executionMode: Schema.Literal("embedded", "dedicated"),
+    backendId: Schema.NullOr(Schema.String),
+    settings: Json,
+    workspaceDefaultsId: Schema.NullOr(Schema.String),
+    initialWorkspaceFiles: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+    harnessSecretId: Schema.NullOr(Schema.String)
+  })
+})
+export type AgentProvisionRequest = typeof AgentProvisionRequest.Type

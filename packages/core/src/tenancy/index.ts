@@ -8,4 +8,25 @@ export {
   type NewNamespace,
   WorkOutbox
 } from "./namespaces.js"
-export { AGENT_DEPLOY, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "./agents.js"
+export {
+  AGENT_DEPLOY,
+  AGENT_PROVISION,
+  AGENT_STOP,
+  AGENT_TEARDOWN,
+  AgentDeployPayload,
+  AgentProvisionPayload,
+  AgentProvisionRequest,
+  AgentWorkPayload,
+  type ProvisioningPhase,
+  ProvisioningPhases
+} from "./agents.js"
+export {
+  boundSecretIds,
+  insertAgent,
+  insertConfiguration,
+  type NewAgent,
+  type NewConfiguration,
+  pinAgentSecrets,
+  type RecordContext,
+  writeConfigurationSecretRefs
+} from "./records.js"

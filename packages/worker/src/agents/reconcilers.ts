@@ -31,7 +31,7 @@ export const AgentWorkCodes = {
   SECRET_UNAVAILABLE: "SECRET_UNAVAILABLE"
 } as const
 
-const databaseFailure = (cause: unknown) =>
+export const databaseFailure = (cause: unknown) =>
   Effect.logWarning("agent reconciler: database unavailable", { cause: String(cause) }).pipe(
     Effect.zipRight(new WorkFailure({ code: AgentWorkCodes.DEPENDENCY_UNAVAILABLE, message: "The database was unavailable; the work will be retried." }))
   )
