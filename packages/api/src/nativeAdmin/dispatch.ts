@@ -16,11 +16,15 @@ import { admitNativeAdmin } from "./admit.js"
 import { relay } from "./forward.js"
 import { recordAudit } from "@svc/core/audit"
 
+/**
+ * A refusal in the SPEC 7.1 envelope. The request-id layer's pre-response handler only runs for
+ * responses of the API below it, so `x-request-id` is set here.
+ */
 const envelope = (error: ApiError) =>
   Effect.map(CurrentRequestId, (requestId) =>
     HttpServerResponse.unsafeJson(
       { error: { code: codeOf(error), message: error.message }, meta: { requestId } },
-      { status: ErrorStatus[codeOf(error)] }
+      { status: ErrorStatus[codeOf(error)], headers: { "x-request-id": requestId } }
     ))
 
 const isWebSocketUpgrade = (request: HttpServerRequest.HttpServerRequest): boolean =>
