@@ -14,8 +14,10 @@ import { ConfigurationsLive } from "./configurations/http.js"
 import { AgentsLive } from "./agents/http.js"
 import { PresetsLive } from "./presets/http.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
-import { httpPipeline } from "@svc/core/http"
-import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
+import { httpPipeline, type PipelineOptions } from "@svc/core/http"
+import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
+import * as Compute from "@svc/core/drivers/compute"
+import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /**
@@ -27,6 +29,26 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
   Layer.provideMerge(AuthenticationLive)
 )
 
+/**
+ * The API's pipeline with native admin on: requests for Agent hosts are dispatched to their
+ * gateways before routing (SPEC 5.8). Needs a ComputeDriver besides what the API needs.
+ */
+export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig) =>
+  Layer.unwrapEffect(
+    Effect.map(nativeAdminDispatch(config), (dispatch) => httpPipeline(SvcApi, ApiGroupsLive, options, dispatch))
+  )
+
+/**
+ * The API's pipeline for an Installation: with native admin on, with the Compute Driver the
+ * Installation selects (it only locates gateways; the worker runs them). Off: the plain API.
+ */
+const apiPipeline = (options: ServerOptions) => {
+  const nativeAdmin = options.installation?.nativeAdmin
+  return nativeAdmin?.enabled === true
+    ? nativeAdminPipeline(options, nativeAdmin).pipe(Layer.provide(Compute.layerFromConfiguration))
+    : httpPipeline(SvcApi, ApiGroupsLive, options)
+}
+
 /** Logs the address once the server listens (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(
   HttpServer.addressFormattedWith((url) => Effect.logInfo(`svc api listening on ${url}`).pipe(Effect.annotateLogs({ url })))
@@ -37,7 +59,7 @@ const logListening = Layer.effectDiscard(
  * for external sign-in, `ExternalSignInSettings.fromConfiguration`).
  */
 export const ApiServerLive = (options: ServerOptions) =>
-  Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, options), logListening).pipe(
+  Layer.merge(apiPipeline(options), logListening).pipe(
     Layer.provide(listen(options)),
     Layer.provide(Layer.succeed(AuthSettings, options.auth)),
     Layer.provide(ExternalSignInSettings.fromConfiguration),

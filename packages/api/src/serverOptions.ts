@@ -12,6 +12,7 @@ export const serverOptions = ({ process, installation }: StartupConfig): ServerO
   auth: AuthSettings.from({
     baseUrl: process.baseUrl,
     production: process.env === "production",
-    trustedProxies: process.trustedProxies
+    trustedProxies: process.trustedProxies,
+    nativeAdmin: installation.nativeAdmin
   })
 })

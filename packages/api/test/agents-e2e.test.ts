@@ -19,6 +19,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
+import { until } from "../../../testing/poll.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
@@ -47,18 +48,6 @@ const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
   Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
   Layer.provideMerge(LogCapture.layer)
 )
-
-/** Polls with a real timer (it.live) until `done`, or dies after `seconds`. */
-const until = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, seconds = 300) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`not reached in ${seconds} s: ${JSON.stringify(value).slice(0, 500)}`)
-      yield* Effect.sleep(Duration.millis(250))
-    }
-  })
 
 /** The Configuration `values`: the fake model server as the default model, its key from MODEL_API_KEY. */
 const values = (reply = "default") => ({

@@ -114,7 +114,7 @@ describe("Installation configuration", () => {
     })).toEqual([
       `backends[0].configuration.adminKeyPath: is unexpected, expected: "workspaceId" | "apiKeyPath" | "credentialTtlSeconds"`
     ])
-    expect(problems({ features: {} })).toEqual([`features: is unexpected, expected: "drivers" | "backends" | "providers"`])
+    expect(problems({ features: {} })).toEqual([`features: is unexpected, expected: "drivers" | "backends" | "providers" | "nativeAdmin"`])
   })
 
   it("rejects bad types and values with their JSON path and rule", () => {

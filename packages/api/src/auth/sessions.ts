@@ -53,10 +53,23 @@ const cookieOptions = (settings: AuthSettingsShape) => ({
   httpOnly: true,
   sameSite: "lax" as const,
   path: "/",
-  secure: settings.secureCookies
+  secure: settings.secureCookies,
+  ...(settings.cookieDomain === undefined ? {} : { domain: settings.cookieDomain })
 })
 
-/** SPEC 5.2: HttpOnly, SameSite=Lax, Path=/, Secure in production. */
+/** With native admin on, the host-only cookie of before is cleared whenever the session cookie is set or cleared. */
+const clearHostOnly = (response: HttpServerResponse.HttpServerResponse, settings: AuthSettingsShape) =>
+  settings.hostOnlyCookieName === undefined
+    ? Effect.succeed(response)
+    : HttpServerResponse.setCookie(response, settings.hostOnlyCookieName, "", {
+      ...cookieOptions({ ...settings, cookieDomain: undefined }),
+      maxAge: 0
+    })
+
+/**
+ * SPEC 5.2: HttpOnly, SameSite=Lax, Path=/, Secure in production; SPEC 5.8: with native admin on,
+ * the shared name scoped to the configured parent domain, and the host-only name cleared.
+ */
 export const setSessionCookie = (
   response: HttpServerResponse.HttpServerResponse,
   settings: AuthSettingsShape,
@@ -65,9 +78,10 @@ export const setSessionCookie = (
   HttpServerResponse.setCookie(response, settings.cookieName, session.token, {
     ...cookieOptions(settings),
     expires: session.expiresAt
-  })
+  }).pipe(Effect.flatMap((withCookie) => clearHostOnly(withCookie, settings)))
 
-/** Clears the session cookie (sign-out). */
+/** Clears the session cookie (sign-out): the shared and the host-only name with native admin on. */
 export const clearSessionCookie = (response: HttpServerResponse.HttpServerResponse, settings: AuthSettingsShape) =>
-  HttpServerResponse.setCookie(response, settings.cookieName, "", { ...cookieOptions(settings), maxAge: 0 })
-
+  HttpServerResponse.setCookie(response, settings.cookieName, "", { ...cookieOptions(settings), maxAge: 0 }).pipe(
+    Effect.flatMap((cleared) => clearHostOnly(cleared, settings))
+  )

@@ -56,6 +56,13 @@ export {
   SecretDriver
 } from "./installation/drivers.js"
 export {
+  agentHostLabel,
+  isAtOrBelow,
+  isPublicSuffix,
+  NativeAdminConfig,
+  nativeAdminConsoleProblems
+} from "./installation/nativeAdmin.js"
+export {
   decodeInstallationConfig,
   formatJsonPath,
   InstallationConfigError,

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import { DevSecretError, type ProcessSecrets, resolveDevSecrets } from "./devSecrets.js"
 import { formatStartupError } from "./format.js"
 import { InstallationConfigError, loadInstallationConfig } from "./installation/load.js"
+import { nativeAdminConsoleProblems } from "./installation/nativeAdmin.js"
 import type { InstallationConfig } from "./installation/schema.js"
 import { ProcessConfig, type ProcessSettings } from "./process.js"
 
@@ -29,6 +30,19 @@ export interface StartupConfig {
   readonly installation: InstallationConfig
 }
 
+/** SPEC 5.8: the shared cookie domain must also be a parent of the console host (SVC_BASE_URL). */
+const checkNativeAdmin = (installation: InstallationConfig, processConfig: LoadedProcessConfig) => {
+  const problems = installation.nativeAdmin === undefined
+    ? []
+    : nativeAdminConsoleProblems(installation.nativeAdmin, processConfig.baseUrl)
+  return problems.length === 0 ? Effect.void : Effect.fail(
+    new InstallationConfigError({
+      file: Option.getOrElse(processConfig.installationConfigPath, () => "(default)"),
+      problems: problems.map((message) => ({ path: "nativeAdmin.cookieDomain", message }))
+    })
+  )
+}
+
 /** Variables, development secrets and the Installation configuration file, in that order. */
 export const loadStartupConfig: Effect.Effect<
   StartupConfig,
@@ -36,6 +50,7 @@ export const loadStartupConfig: Effect.Effect<
 > = Effect.gen(function*() {
   const processConfig = yield* loadProcessConfig
   const installation = yield* loadInstallationConfig(processConfig.installationConfigPath)
+  yield* checkNativeAdmin(installation, processConfig)
   return { process: processConfig, installation }
 })
 

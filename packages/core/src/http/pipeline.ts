@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiBuilder, HttpApiGroup, HttpRouter } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup, type HttpApp, HttpRouter } from "@effect/platform"
 import { Layer } from "effect"
 import { type FrameworkError, handleErrors } from "./errorHandling.js"
 import { BodyLimit, JsonBodyLive, WorkspaceWriteBodyLive } from "./jsonBody.js"
@@ -25,15 +25,19 @@ const MAX_PATH_PARAMETER = 1024
  * The HTTP pipeline of DESIGN §4 around an HttpApi: request id, then the API-level error
  * handling, then routing, body checks and handlers. Generic in the API, so every server of
  * the service (and tests with extra groups) runs the very same pipeline. Needs an HttpServer.
+ *
+ * `dispatch`, when given, sees every request inside the request-id layer and before routing:
+ * it may answer a request itself (the API's native admin hosts) or pass it on to the API.
  */
 export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, RG, EG>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
   groups: Layer.Layer<HttpApiGroup.HttpApiGroup.ToService<Id, Groups>, EG, RG>,
-  options: PipelineOptions
+  options: PipelineOptions,
+  dispatch?: <AE, AR>(app: HttpApp.Default<AE, AR>) => HttpApp.Default<AE, AR>
 ) => {
   const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [])
   const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
-  return HttpApiBuilder.serve(withRequestId).pipe(
+  return HttpApiBuilder.serve((app) => withRequestId(dispatch === undefined ? app : dispatch(app))).pipe(
     Layer.provide(openApi),
     // withApiErrors declares every FrameworkError on the API, so HttpApi can encode them.
     Layer.provide(HttpApiBuilder.middleware(api as HttpApi.HttpApi<Id, Groups, E | FrameworkError, R>, handleErrors(routes))),

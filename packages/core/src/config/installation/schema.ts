@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { Backend, type BackendType } from "./backends.js"
 import { defaultDrivers, Drivers } from "./drivers.js"
 import { HttpsUrl, Identifier } from "./fields.js"
+import { NativeAdminConfig } from "./nativeAdmin.js"
 
 /** OAuth 2 settings of one external sign-in provider (SPEC 5.1: `codehost`, `idprovider`). */
 export const OAuthProvider = Schema.Struct({
@@ -55,7 +56,9 @@ const members: Record<BackendType, ReadonlyArray<"serviceAccount" | "repo" | "sa
 const InstallationConfigFields = Schema.Struct({
   drivers: Schema.optionalWith(Drivers, { exact: true, default: () => defaultDrivers }),
   backends: Schema.optionalWith(Schema.Array(Backend), { exact: true, default: () => [] }),
-  providers: Schema.optionalWith(Providers, { exact: true, default: () => ({}) })
+  providers: Schema.optionalWith(Providers, { exact: true, default: () => ({}) }),
+  /** The native admin UI proxy (SPEC 5.8); absent: off. */
+  nativeAdmin: Schema.optionalWith(NativeAdminConfig, { exact: true })
 })
 
 export const InstallationConfig = InstallationConfigFields.pipe(

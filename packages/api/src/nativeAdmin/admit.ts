@@ -1,0 +1,114 @@
+/**
+ * Who may open an Agent's native admin UI, and where its gateway is (SPEC 4.4 rule 2, 5.5.4, 5.8):
+ * the shared session cookie only (keys never), the exact Agent of the host, exact Agent
+ * `administer`, desired `running` with an active revision, and the Compute Driver's private
+ * endpoint. Each step fails with a declared SPEC 7.1 error.
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { ComputeDriver, type PrivateEndpoint } from "@svc/core/drivers/compute"
+import { DependencyUnavailable, Forbidden, NotFound, ResourceConflict, Unauthenticated } from "@svc/core/errors"
+import { type Caller, CurrentCaller, permission } from "@svc/core/iam"
+import { AgentId, type NamespaceId } from "@svc/core/schema"
+import { Effect, Option } from "effect"
+import { type AuthorizationError, authorize } from "../auth/authorize.js"
+import { resolveSession } from "../auth/credentials.js"
+import { AuthSettings } from "../auth/settings.js"
+import { agentNotFound, agentRef } from "../agents/store.js"
+
+export type AdmissionError = Unauthenticated | Forbidden | NotFound | ResourceConflict | DependencyUnavailable | AuthorizationError
+
+export interface Admitted {
+  readonly caller: Caller
+  readonly namespaceId: string
+  readonly agentId: string
+  readonly revisionId: string
+  readonly endpoint: PrivateEndpoint
+}
+
+const unavailable = (message: string) => (error: unknown) =>
+  Effect.zipRight(
+    Effect.logWarning("native admin: a dependency is unavailable", { cause: String(error) }),
+    Effect.fail(new DependencyUnavailable({ message }))
+  )
+
+/** SPEC 5.5.4 and 5.8: the shared session cookie, never a service key. */
+const authenticateSharedSession = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function* () {
+    const settings = yield* AuthSettings
+    if (request.headers["x-api-key"] !== undefined) {
+      return yield* new Unauthenticated({ message: "Keys cannot open the native admin UI." })
+    }
+    const token = request.cookies[settings.cookieName]
+    if (token === undefined || token.length === 0) return yield* new Unauthenticated({ message: "Authentication is required." })
+    const session = yield* resolveSession(token)
+    if (Option.isNone(session)) return yield* new Unauthenticated({ message: "The session is invalid, expired or revoked." })
+    return session.value
+  })
+
+/**
+ * A cookie is sent to every Agent host of the shared domain (they are same-site), so a page on
+ * one Agent host could drive another with the administrator's cookie: WebSocket handshakes and
+ * unsafe methods must come from this very host's origin.
+ */
+const checkOrigin = (request: HttpServerRequest.HttpServerRequest, upgrade: boolean) =>
+  Effect.gen(function* () {
+    const settings = yield* AuthSettings
+    const safe = ["GET", "HEAD", "OPTIONS"].includes(request.method) && !upgrade
+    if (safe) return
+    const own = `${new URL(settings.trustedOrigin).protocol}//${String(request.headers["host"]).toLowerCase()}`
+    const site = request.headers["sec-fetch-site"]
+    if (request.headers["origin"] !== own || (site !== undefined && site !== "same-origin")) {
+      return yield* new Forbidden({ message: "The request's Origin is not this Agent host." })
+    }
+  })
+
+interface AgentState {
+  readonly id: string
+  readonly namespace_id: string
+  readonly status: "active" | "deleting"
+  readonly desired_runtime_state: "running" | "stopped"
+  readonly active_revision_id: string | null
+}
+
+/** The Agent a host label names: `<label>` is the Agent ID without its `agt_` prefix. */
+const agentOfLabel = (label: string) =>
+  Effect.gen(function* () {
+    const agentId = `${AgentId.prefix}_${label}`
+    if (!AgentId.isValid(agentId)) return yield* agentNotFound()
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<AgentState>`
+      SELECT a.id, a.namespace_id, a.status, a.desired_runtime_state, a.active_revision_id
+      FROM agents a JOIN namespaces n ON n.id = a.namespace_id
+      WHERE a.id = ${agentId} AND n.status <> 'deleted'
+    `
+    const row = rows[0]
+    return row === undefined ? yield* agentNotFound() : row
+  })
+
+export const admitNativeAdmin = (
+  request: HttpServerRequest.HttpServerRequest,
+  label: string,
+  upgrade: boolean
+): Effect.Effect<Admitted, AdmissionError, SqlClient.SqlClient | AuthSettings | ComputeDriver> =>
+  Effect.gen(function* () {
+    const caller = yield* authenticateSharedSession(request)
+    yield* checkOrigin(request, upgrade)
+    const agent = yield* agentOfLabel(label)
+    yield* authorize(permission("agent", "administer"), agentRef(agent.namespace_id, agent.id)).pipe(
+      Effect.provideService(CurrentCaller, caller)
+    )
+    if (agent.status !== "active" || agent.desired_runtime_state !== "running" || agent.active_revision_id === null) {
+      return yield* new ResourceConflict({ message: "The Agent is not running an active revision." })
+    }
+    const compute = yield* ComputeDriver
+    const endpoint = yield* compute.privateEndpoint({
+      namespaceId: agent.namespace_id as NamespaceId,
+      agentId: agent.id,
+      revisionId: agent.active_revision_id
+    }).pipe(Effect.catchAll(unavailable("The Agent's gateway is not reachable.")))
+    return { caller, namespaceId: agent.namespace_id, agentId: agent.id, revisionId: agent.active_revision_id, endpoint }
+  }).pipe(
+    Effect.catchTag("SqlError", unavailable("Authentication is unavailable; retry later.")),
+    Effect.withSpan("NativeAdmin.admit")
+  )

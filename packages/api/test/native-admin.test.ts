@@ -1,0 +1,312 @@
+/**
+ * The native admin proxy without a gateway (SPEC 4.4 rule 2, 5.5.4, 5.8): the real API with
+ * native admin on, a real database, and a recording HTTP server on loopback where the gateway
+ * would be. Shared cookie naming and clearing; who may open an Agent host; what crosses.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { AuthSettings, clearSessionCookie, setSessionCookie } from "@svc/api"
+import { BuiltinRoles } from "@svc/core/iam"
+import { AgentId, RoleId } from "@svc/core/schema"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as http from "node:http"
+import { bindInstallationAdmin, bindRole, createAccount, createNamespaceRow, createServicePrincipal, insertServiceKey, PASSWORD, signedInSession } from "../../../testing/identity.js"
+import { REQUEST_ID, TestServer } from "../../../testing/server.js"
+import { expectData, send } from "./support/iamServer.js"
+import {
+  agentHost,
+  auditOf,
+  CONSOLE_ORIGIN,
+  GATEWAY_TOKEN,
+  hostRequest,
+  type HostResponse,
+  nativeAdminTestLayer,
+  NATIVE_ADMIN,
+  Recorder,
+  settings,
+  sharedCookie
+} from "./support/nativeAdminServer.js"
+
+const cookiesOf = (response: HttpServerResponse.HttpServerResponse) =>
+  Object.fromEntries(Object.values(response.cookies.cookies).map((c) => [c.name, { value: c.value, ...c.options }]))
+
+describe("native admin: the session cookie (SPEC 5.8)", () => {
+  const session = { id: "s", token: "svcs_token", sessionKey: "k", expiresAt: new Date(Date.now() + 60_000) }
+
+  it.effect("off: host-only svc.session_token, nothing else set or cleared", () =>
+    Effect.gen(function* () {
+      for (const production of [false, true]) {
+        const off = AuthSettings.from({ baseUrl: "https://console.example.test", production, nativeAdmin: { ...NATIVE_ADMIN, enabled: false } })
+        const name = production ? "__Secure-svc.session_token" : "svc.session_token"
+        expect(off.cookieName).toBe(name)
+        const set = cookiesOf(yield* setSessionCookie(HttpServerResponse.empty(), off, session))
+        expect(Object.keys(set)).toEqual([name])
+        expect(set[name]!.domain).toBeUndefined()
+        const cleared = cookiesOf(yield* clearSessionCookie(HttpServerResponse.empty(), off))
+        expect(Object.keys(cleared)).toEqual([name])
+        expect(cleared[name]).toMatchObject({ value: "", maxAge: 0 })
+      }
+    }))
+
+  it.effect("on: svc_shared.session_token scoped to the configured domain; the host-only name is cleared on set and on clear", () =>
+    Effect.gen(function* () {
+      for (const production of [false, true]) {
+        const on = AuthSettings.from({ baseUrl: "https://console.example.test", production, nativeAdmin: NATIVE_ADMIN })
+        const prefix = production ? "__Secure-" : ""
+        const shared = `${prefix}svc_shared.session_token`
+        const hostOnly = `${prefix}svc.session_token`
+        expect(on.cookieName).toBe(shared)
+        const set = cookiesOf(yield* setSessionCookie(HttpServerResponse.empty(), on, session))
+        expect(set[shared]).toMatchObject({ value: "svcs_token", domain: "example.test", httpOnly: true, sameSite: "lax", path: "/", secure: production })
+        expect(set[hostOnly]).toMatchObject({ value: "", maxAge: 0, path: "/" })
+        expect(set[hostOnly]!.domain).toBeUndefined()
+        const cleared = cookiesOf(yield* clearSessionCookie(HttpServerResponse.empty(), on))
+        expect(cleared[shared]).toMatchObject({ value: "", maxAge: 0, domain: "example.test" })
+        expect(cleared[hostOnly]).toMatchObject({ value: "", maxAge: 0 })
+      }
+    }))
+})
+
+const expectEnvelope = (result: HostResponse, status: number, code: string) => {
+  expect({ status: result.status, body: result.body }).toEqual({
+    status,
+    body: { error: { code, message: expect.any(String) }, meta: { requestId: expect.stringMatching(REQUEST_ID) } }
+  })
+  expect(result.headers["x-request-id"]).toBe(result.body.meta.requestId)
+}
+
+/** An upgrade through the proxy; resolves with the echo of `message`, or the refusal. */
+const upgradeRequest = (baseUrl: string, host: string, headers: Record<string, string>, message: string) =>
+  Effect.async<{ upgraded: true; echo: string } | { upgraded: false; status: number; body: string }>((resume) => {
+    const request = http.request({
+      host: "127.0.0.1",
+      port: new URL(baseUrl).port,
+      path: "/ws?x=1",
+      agent: false,
+      headers: { ...headers, host, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" }
+    })
+    request.on("upgrade", (_response, socket) => {
+      socket.once("data", (data: Buffer) => {
+        socket.destroy()
+        resume(Effect.succeed({ upgraded: true, echo: data.toString("utf8") }))
+      })
+      socket.write(message)
+    })
+    request.on("response", (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (c: Buffer) => chunks.push(c))
+      response.on("end", () => resume(Effect.succeed({ upgraded: false, status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") })))
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
+  })
+
+describe("native admin: Agent hosts", () => {
+  it.layer(nativeAdminTestLayer, { timeout: 120_000 })((it) => {
+    /** An Installation administrator, a Namespace, and a deployed Agent with an active revision. */
+    const fixture = (label: string) =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const account = yield* createAccount(`admin-${label}@example.test`)
+        yield* bindInstallationAdmin(account.principalId)
+        const token = (yield* signedInSession(account.userId)).token
+        const console = { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
+        const ns = yield* createNamespaceRow(`native-${label}`)
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}${path}`, console, body)
+        const secret = expectData(yield* call("POST", "/secrets", { name: "model-key", value: "sk-model" }), 201)
+        const configuration = expectData(yield* call("POST", "/configurations", { kind: "agent", values: { agents: {} } }), 201)
+        const agent = expectData(yield* call("POST", "/agents", {
+          name: "bot",
+          configurationId: configuration.id,
+          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+        }), 201)
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, ${`operate-${role}`}, ARRAY['secret:operate'])`
+        yield* bindRole(agent.servicePrincipalId, role, { kind: "secret", id: secret.id, namespaceId: ns })
+        const revision = expectData(yield* call("POST", `/agents/${agent.id}/deploy`), 202)
+        yield* sql`UPDATE agents SET active_revision_id = ${revision.id}, desired_runtime_state = 'running' WHERE id = ${agent.id}`
+        const recorder = yield* Recorder
+        recorder.gateways.add(agent.id)
+        return { baseUrl, token, ns, agentId: agent.id as string, host: agentHost(agent.id), principalId: account.principalId }
+      })
+
+    it.effect("sign-in and sign-out through the console set and clear both cookie names; the shared cookie authenticates the console", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        yield* createAccount("signin@example.test", { password: PASSWORD })
+        const signIn = yield* Effect.promise(() => fetch(`${baseUrl}/api/auth/sign-in/email`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: CONSOLE_ORIGIN },
+          body: JSON.stringify({ email: "signin@example.test", password: PASSWORD })
+        }))
+        expect(signIn.status).toBe(200)
+        const set = signIn.headers.getSetCookie()
+        const shared = set.find((c) => c.startsWith("svc_shared.session_token=svcs_"))!
+        expect(shared).toContain("Domain=example.test")
+        expect(set.find((c) => c.startsWith("svc.session_token=;"))).toMatch(/Max-Age=0/)
+        const token = /^svc_shared\.session_token=([^;]+)/.exec(shared)![1]!
+        const inspected = yield* send(baseUrl, "GET", "/api/auth/session", { cookie: sharedCookie(token) })
+        expect(inspected.body.data).toMatchObject({ authenticated: true, email: "signin@example.test" })
+        // The host-only name is no longer the session cookie once the shared one is in use.
+        expect((yield* send(baseUrl, "GET", "/api/auth/session", { cookie: `svc.session_token=${token}` })).body.data).toBeNull()
+        const signOut = yield* Effect.promise(() => fetch(`${baseUrl}/api/auth/sign-out`, {
+          method: "POST",
+          headers: { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
+        }))
+        expect(signOut.status).toBe(200)
+        const cleared = signOut.headers.getSetCookie()
+        expect(cleared.find((c) => c.startsWith("svc_shared.session_token=;"))).toMatch(/Max-Age=0.*Domain=example\.test|Domain=example\.test.*Max-Age=0/)
+        expect(cleared.find((c) => c.startsWith("svc.session_token=;"))).toMatch(/Max-Age=0/)
+      }))
+
+    it.effect("who may open an Agent host: shared session with exact agent:administer only", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("matrix")
+        const recorder = yield* Recorder
+        const before = recorder.requests.length
+        const get = (headers: Record<string, string> = {}, host = f.host) => hostRequest(f.baseUrl, { host, headers })
+
+        expectEnvelope(yield* get(), 401, "UNAUTHENTICATED")
+        expectEnvelope(yield* get({ cookie: "svc_shared.session_token=svcs_forged" }), 401, "UNAUTHENTICATED")
+        // The host-only cookie of the console is not the shared session.
+        expectEnvelope(yield* get({ cookie: `svc.session_token=${f.token}` }), 401, "UNAUTHENTICATED")
+        // SPEC 5.5.4: keys cannot open the native admin UI, not even an Installation administrator's.
+        const service = yield* createServicePrincipal("native-automation")
+        yield* bindInstallationAdmin(service)
+        const { key } = yield* insertServiceKey(service)
+        const keyed = yield* get({ "x-api-key": key })
+        expectEnvelope(keyed, 401, "UNAUTHENTICATED")
+        expect(keyed.body.error.message).toBe("Keys cannot open the native admin UI.")
+        expectEnvelope(yield* get({ "x-api-key": key, cookie: sharedCookie(f.token) }), 401, "UNAUTHENTICATED")
+
+        // A human who may read and operate the Agent, but not administer it: 403 (audited).
+        const editor = yield* createAccount("editor@example.test")
+        yield* bindRole(editor.principalId, BuiltinRoles.namespaceEditor.id, { kind: "namespace", id: f.ns })
+        const editorToken = (yield* signedInSession(editor.userId)).token
+        expectEnvelope(yield* get({ cookie: sharedCookie(editorToken) }), 403, "FORBIDDEN")
+        const denials = yield* auditOf("authorization.denied")
+        expect(denials).toContainEqual(expect.objectContaining({ actor_principal_id: editor.principalId, resource_id: f.agentId }))
+        // A human who cannot even read it: 404, as for an Agent that does not exist.
+        const stranger = yield* createAccount("stranger@example.test")
+        expectEnvelope(yield* get({ cookie: sharedCookie((yield* signedInSession(stranger.userId)).token) }), 404, "NOT_FOUND")
+        // Unknown or malformed labels.
+        expectEnvelope(yield* get({ cookie: sharedCookie(f.token) }, agentHost(AgentId.make())), 404, "NOT_FOUND")
+        expectEnvelope(yield* get({ cookie: sharedCookie(f.token) }, `not-an-agent.${NATIVE_ADMIN.agentHostSuffix}`), 404, "NOT_FOUND")
+        expect(recorder.requests.length).toBe(before)
+      }))
+
+    it.effect("the Agent must be desired running with an active revision (409) and expose a private endpoint (503)", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("state")
+        const sql = yield* SqlClient.SqlClient
+        const recorder = yield* Recorder
+        const get = () => hostRequest(f.baseUrl, { host: f.host, headers: { cookie: sharedCookie(f.token) } })
+        yield* sql`UPDATE agents SET desired_runtime_state = 'stopped' WHERE id = ${f.agentId}`
+        expectEnvelope(yield* get(), 409, "RESOURCE_CONFLICT")
+        yield* sql`UPDATE agents SET desired_runtime_state = 'running', active_revision_id = NULL WHERE id = ${f.agentId}`
+        expectEnvelope(yield* get(), 409, "RESOURCE_CONFLICT")
+        const revision = (yield* sql<{ id: string }>`SELECT id FROM agent_revisions WHERE agent_id = ${f.agentId}`)[0]!.id
+        yield* sql`UPDATE agents SET active_revision_id = ${revision} WHERE id = ${f.agentId}`
+        recorder.gateways.delete(f.agentId)
+        expectEnvelope(yield* get(), 503, "DEPENDENCY_UNAVAILABLE")
+        recorder.gateways.add(f.agentId)
+        expect((yield* get()).status).toBe(200)
+      }))
+
+    it.effect("a Host that merely contains the suffix is not an Agent host: the API answers", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("evil")
+        const recorder = yield* Recorder
+        const before = recorder.requests.length
+        for (const host of [`${f.host}.evil.com`, `x.${f.host}`, NATIVE_ADMIN.agentHostSuffix, `${f.host.replace(".agents.", ".agentsx.")}`]) {
+          const answered = yield* hostRequest(f.baseUrl, { host, path: "/api/auth/session", headers: { cookie: sharedCookie(f.token) } })
+          expect(answered.status, host).toBe(200)
+          expect(answered.body.data).toMatchObject({ authenticated: true })
+        }
+        expect(recorder.requests.length).toBe(before)
+      }))
+
+    it.effect("what crosses: no browser credential, forwarded identity or native scope header; the gateway's token; no Set-Cookie back", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("headers")
+        const recorder = yield* Recorder
+        const answered = yield* hostRequest(f.baseUrl, {
+          host: f.host,
+          path: "/control?tab=chat",
+          headers: {
+            cookie: `${sharedCookie(f.token)}; other=1`,
+            authorization: "Bearer browser-supplied",
+            "x-svc-session-key": "whatever",
+            forwarded: "for=1.2.3.4;user=admin",
+            "x-forwarded-for": "1.2.3.4",
+            "x-forwarded-user": "admin@example.test",
+            "x-forwarded-proto": "https",
+            "x-real-ip": "1.2.3.4",
+            "x-openclaw-scopes": "operator.admin",
+            "x-openclaw-token": "injected",
+            "tailscale-user-login": "admin@example.test",
+            "accept": "text/html"
+          }
+        })
+        expect(answered.status).toBe(200)
+        expect(answered.headers["content-type"]).toMatch(/^text\/html/)
+        expect(answered.text).toContain("<title>recorder</title>")
+        expect(answered.headers["x-request-id"]).toMatch(REQUEST_ID)
+        expect(answered.headers["set-cookie"]).toBeUndefined()
+        const seen = recorder.requests.at(-1)!
+        expect(seen.url).toBe("/control?tab=chat")
+        expect(seen.headers["authorization"]).toBe(`Bearer ${GATEWAY_TOKEN}`)
+        expect(seen.headers["host"]).toBe(new URL(recorder.url).host)
+        expect(seen.headers["accept"]).toBe("text/html")
+        for (const name of ["cookie", "x-svc-session-key", "forwarded", "x-forwarded-for", "x-forwarded-user", "x-forwarded-proto", "x-real-ip", "x-openclaw-scopes", "x-openclaw-token", "tailscale-user-login", "x-api-key"]) {
+          expect(seen.headers[name], name).toBeUndefined()
+        }
+        expect(JSON.stringify(seen.headers)).not.toContain(f.token)
+      }))
+
+    it.effect("mutations and WebSocket handshakes need this Agent host's own Origin; an upgrade is relayed and audited", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("upgrade")
+        const recorder = yield* Recorder
+        const own = `http://${f.host}`
+        const post = (headers: Record<string, string>) =>
+          hostRequest(f.baseUrl, { host: f.host, method: "POST", path: "/api", headers: { cookie: sharedCookie(f.token), ...headers }, body: "{}" })
+        expectEnvelope(yield* post({}), 403, "FORBIDDEN")
+        expectEnvelope(yield* post({ origin: CONSOLE_ORIGIN }), 403, "FORBIDDEN")
+        expectEnvelope(yield* post({ origin: `http://${agentHost(AgentId.make())}` }), 403, "FORBIDDEN")
+        expect((yield* post({ origin: own })).status).toBe(200)
+
+        const refused = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: CONSOLE_ORIGIN }, "ping")
+        expect(refused).toMatchObject({ upgraded: false, status: 403 })
+        const anonymous = yield* upgradeRequest(f.baseUrl, f.host, { origin: own }, "ping")
+        expect(anonymous).toMatchObject({ upgraded: false, status: 401 })
+
+        const relayed = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: own, "x-openclaw-scopes": "operator.admin" }, "ping")
+        expect(relayed).toEqual({ upgraded: true, echo: "ping" })
+        const seen = recorder.requests.at(-1)!
+        expect(seen.url).toBe("/ws?x=1")
+        expect(seen.headers["upgrade"]).toBe("websocket")
+        expect(seen.headers["origin"]).toBe(recorder.url)
+        expect(seen.headers["authorization"]).toBe(`Bearer ${GATEWAY_TOKEN}`)
+        expect(seen.headers["cookie"]).toBeUndefined()
+        expect(seen.headers["x-openclaw-scopes"]).toBeUndefined()
+        const opened = yield* auditOf("agent.native-admin-opened")
+        expect(opened).toContainEqual({ actor_principal_id: f.principalId, resource_id: f.agentId })
+      }))
+
+    it.effect("Agent-host activity does not renew or touch the session cookie", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("renew")
+        const sql = yield* SqlClient.SqlClient
+        const expiry = () => sql<{ expires_at: Date }>`SELECT expires_at FROM sessions WHERE token_digest IS NOT NULL ORDER BY expires_at DESC LIMIT 1`
+        const before = yield* expiry()
+        const answered = yield* hostRequest(f.baseUrl, { host: f.host, headers: { cookie: sharedCookie(f.token) } })
+        expect(answered.status).toBe(200)
+        expect(answered.headers["set-cookie"]).toBeUndefined()
+        expect(yield* expiry()).toEqual(before)
+        expect(settings.cookieName).toBe("svc_shared.session_token")
+      }))
+  })
+})
