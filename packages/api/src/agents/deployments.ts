@@ -191,8 +191,12 @@ const revisionNotFound = () => new NotFound({ message: "The revision does not ex
 const findRevision = (namespaceId: string, agentId: string, revisionId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<RevisionRow & { error: DeploymentStatus["error"]; warnings: DeploymentStatus["warnings"] }>`
-      SELECT r.id, r.snapshot, r.created_at, r.error, r.warnings
+    const rows = yield* sql<RevisionRow & {
+      error: DeploymentStatus["error"]
+      warnings: DeploymentStatus["warnings"]
+      runtime_failure: RuntimeFailure | null
+    }>`
+      SELECT r.id, r.snapshot, r.created_at, r.error, r.warnings, r.runtime_failure
       FROM agent_revisions r JOIN namespaces n ON n.id = r.namespace_id
       WHERE r.id = ${revisionId} AND r.agent_id = ${agentId} AND r.namespace_id = ${namespaceId} AND n.status <> 'deleted'
     `.pipe(Effect.orDie)
@@ -224,9 +228,53 @@ export const listRevisions = Effect.fn("Agents.revisions")(function* (namespaceI
 interface WorkRow {
   readonly state: "queued" | "running" | "succeeded" | "failed" | "cancelled"
   readonly next_attempt_at: Date
+  readonly deadline_at: Date
+  readonly created_at: Date
   readonly last_attempt_at: Date | null
   readonly last_attempt_code: string | null
   readonly last_attempt_message: string | null
+}
+
+/** The work engine's code for an item that ran out of time (`@svc/worker`'s `WorkCodes`). */
+const DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+
+/** What the worker notes on a revision when starting its gateway fails (migration 0009). */
+interface RuntimeFailure {
+  readonly component: string
+  readonly check: string
+  readonly checkedAt: string
+  readonly code: string
+}
+
+const RUNTIME_FAILURE_PART = /^[A-Za-z0-9._~:@-]{1,64}$/
+
+/** Only a well-formed record is shown (SPEC 2.7's patterns); anything else is left out. */
+const safeRuntimeFailure = (failure: RuntimeFailure | null): RuntimeFailure | undefined => {
+  if (failure === null || typeof failure !== "object") return undefined
+  const { component, check, checkedAt, code } = failure
+  const parts = [component, check, code]
+  if (!parts.every((part) => typeof part === "string" && RUNTIME_FAILURE_PART.test(part))) return undefined
+  if (typeof checkedAt !== "string" || Number.isNaN(Date.parse(checkedAt))) return undefined
+  return { component, check, checkedAt: new Date(checkedAt).toISOString(), code }
+}
+
+/**
+ * SPEC 2.7: a deployment that did not converge before its work item's deadline. `timeoutMs` is
+ * the time it was given (deadline minus admission); `runtimeFailure` is the last failed check the
+ * worker noted, when there was one. The message is fixed; native text never appears.
+ */
+const convergenceDeadlineExceeded = (item: WorkRow, failure: RuntimeFailure | null): NonNullable<DeploymentStatus["error"]> => {
+  const timeoutMs = item.deadline_at.getTime() - item.created_at.getTime()
+  const runtimeFailure = safeRuntimeFailure(failure)
+  const data = {
+    ...(timeoutMs > 0 ? { timeoutMs } : {}),
+    ...(runtimeFailure === undefined ? {} : { runtimeFailure: { ...runtimeFailure } })
+  }
+  return {
+    code: "CONVERGENCE_DEADLINE_EXCEEDED",
+    message: "The deployment did not converge before its deadline.",
+    ...(Object.keys(data).length === 0 ? {} : { data })
+  }
 }
 
 /** SPEC 2.7, from persisted state only: the revision's work item and the revision row. */
@@ -235,7 +283,7 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
   const revision = yield* findRevision(namespaceId, agentId, deploymentId)
   const sql = yield* SqlClient.SqlClient
   const items = yield* sql<WorkRow>`
-    SELECT state, next_attempt_at, last_attempt_at, last_attempt_code, last_attempt_message
+    SELECT state, next_attempt_at, deadline_at, created_at, last_attempt_at, last_attempt_code, last_attempt_message
     FROM work_items WHERE kind = ${AGENT_DEPLOY} AND key = ${deploymentId}
     ORDER BY created_at DESC LIMIT 1
   `.pipe(Effect.orDie)
@@ -254,10 +302,12 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
     status,
     error: status !== "failed"
       ? null
-      : revision.error ?? {
-        code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
-        message: lastAttempt?.message ?? "The deployment failed."
-      },
+      : revision.error ?? (item !== undefined && lastAttempt?.code === DEADLINE_EXCEEDED
+        ? convergenceDeadlineExceeded(item, revision.runtime_failure)
+        : {
+          code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
+          message: lastAttempt?.message ?? "The deployment failed."
+        }),
     progress: terminal ? null : { lastAttempt, nextAttemptAt: item?.state === "queued" ? item.next_attempt_at : null },
     warnings: revision.warnings
   }

@@ -8,6 +8,7 @@ import m0005 from "./0005_secrets.js"
 import m0006 from "./0006_configurations.js"
 import m0007 from "./0007_presets.js"
 import m0008 from "./0008_agents.js"
+import m0009 from "./0009_revision_runtime_failure.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -21,5 +22,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_secrets": m0005,
   "0006_configurations": m0006,
   "0007_presets": m0007,
-  "0008_agents": m0008
+  "0008_agents": m0008,
+  "0009_revision_runtime_failure": m0009
 }
