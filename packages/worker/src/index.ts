@@ -4,5 +4,6 @@
 export * from "./engine/index.js"
 export { ReconcilersLive } from "./reconcilers.js"
 export { NamespaceReconcilersLive, NamespaceWorkCodes, provisionNamespace, teardownNamespace } from "./namespaces/reconcilers.js"
-export { WorkerLive } from "./worker.js"
+export { WorkerLive, type WorkerOptions } from "./worker.js"
+export { recoverAgent, RecoverySweepLive, sweepAgents } from "./agents/recovery.js"
 export { WorkOutboxLive } from "./outbox.js"

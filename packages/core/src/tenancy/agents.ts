@@ -9,10 +9,15 @@ import { AgentId, NamespaceId, RevisionId } from "../schema/ids.js"
  * - `agent.stop`, keyed by the Agent id: remove execution, clear `activeRevisionId`.
  * - `agent.teardown`, keyed by the Agent id: remove the workload, then the Agent, its revisions,
  *   its service principal, keys and bindings in one transaction.
+ * - `agent.recover`, keyed by the Agent id: queued by the worker's recovery sweep (at start and
+ *   periodically), never by the API. Re-adopts or restarts the active revision's gateway of an
+ *   Agent desired `running`, and stops the gateway of an Agent desired `stopped` or gone. It
+ *   never changes `activeRevisionId` nor any deployment's status.
  */
 export const AGENT_DEPLOY = "agent.deploy"
 export const AGENT_STOP = "agent.stop"
 export const AGENT_TEARDOWN = "agent.teardown"
+export const AGENT_RECOVER = "agent.recover"
 
 export const AgentDeployPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 export const AgentWorkPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })

@@ -8,4 +8,4 @@ export {
   type NewNamespace,
   WorkOutbox
 } from "./namespaces.js"
-export { AGENT_DEPLOY, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "./agents.js"
+export { AGENT_DEPLOY, AGENT_RECOVER, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "./agents.js"

@@ -75,6 +75,7 @@ type AgentHalf = Pick<
   | "readWorkspaceFile"
   | "writeWorkspaceFile"
   | "privateEndpoint"
+  | "liveGateways"
 >
 
 const failure = (code: string, message: string, permanent: boolean) => new ComputeFailure({ code, message, permanent })
@@ -337,7 +338,34 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       return endpointOf(record)
     })
 
+  /** Every `<dataDir>/namespaces/<ns>/agents/<agent>/gateway.json` whose process is ours and alive. */
+  const liveGateways: AgentHalf["liveGateways"] = Effect.tryPromise(async () => {
+    const root = path.join(options.dataDir, "namespaces")
+    const found: Array<GatewayRef> = []
+    const list = (dir: string) => fs.readdir(dir).catch(() => [] as Array<string>)
+    for (const namespaceId of await list(root)) {
+      if (!isSafeSegment(namespaceId)) continue
+      for (const agentId of await list(path.join(root, namespaceId, "agents"))) {
+        if (!isSafeSegment(agentId)) continue
+        const layout = agentLayout(namespaceDir(options.dataDir, namespaceId), agentId)
+        const record = await readRecord(layout)
+        if (record !== undefined && (await isOurGateway(record.pid, layout))) {
+          found.push({ namespaceId: namespaceId as GatewayRef["namespaceId"], agentId, revisionId: record.revisionId })
+        }
+      }
+    }
+    return found
+  }).pipe(
+    Effect.catchAll((cause) =>
+      Effect.logWarning("local compute: gateways could not be listed", { cause: String(cause) }).pipe(
+        Effect.zipRight(Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateways on this host could not be listed.", false)))
+      )
+    ),
+    Effect.withSpan("LocalCompute.liveGateways")
+  )
+
   return {
+    liveGateways,
     startGateway,
     stopGateway,
     deleteGateway,
