@@ -7,3 +7,5 @@ export { NamespaceReconcilersLive, NamespaceWorkCodes, provisionNamespace, teard
 export { WorkerLive, type WorkerOptions } from "./worker.js"
 export { recoverAgent, RecoverySweepLive, sweepAgents } from "./agents/recovery.js"
 export { WorkOutboxLive } from "./outbox.js"
+export { RuntimeOnDemandLive } from "./runtimeOnDemand.js"
+export { WorkerConfig } from "./settings.js"
