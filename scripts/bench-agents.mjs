@@ -160,8 +160,10 @@ const deployments = async ({ call, pool, dataDir, model }) => {
     await until(() => call("GET", agentPath), (a) => a.activeRevisionId === undefined, 120, "stop")
   }
   log("the same gateway started directly through the local driver...")
-  const direct = makeLocalCompute(dataDir, { runtimeRoot: runtimeDir })
+  // Its own data directory, so the worker's recovery sweep does not see it as an orphan.
+  const direct = makeLocalCompute(path.join(path.dirname(dataDir), "direct"), { runtimeRoot: runtimeDir })
   const ref = { namespaceId: ns, agentId: `bench-direct-${crypto.randomBytes(4).toString("hex")}`, revisionId: "rev-direct" }
+  await Effect.runPromise(direct.provisionNamespace({ id: ns }))
   const started = performance.now()
   await Effect.runPromise(direct.startGateway({ ...ref, values, env: { MODEL_API_KEY: Redacted.make(MODEL_KEY) }, modelProbe: {} }))
   const directMs = performance.now() - started

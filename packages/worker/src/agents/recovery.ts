@@ -16,9 +16,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
-import type { NamespaceId } from "@svc/core/schema"
+import { AgentId, NamespaceId } from "@svc/core/schema"
 import { AGENT_DEPLOY, AGENT_RECOVER, type AgentWorkPayload } from "@svc/core/tenancy"
-import { Cause, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import { enqueue } from "../engine/enqueue.js"
 import {
   AgentWorkCodes,
@@ -95,6 +95,9 @@ export const recoverAgent = Effect.fn("Agents.recover")(function* (payload: type
   )
 })
 
+const isAgentId = Schema.is(AgentId)
+const isNamespaceId = Schema.is(NamespaceId)
+
 /** One sweep: queue `agent.recover` for every Agent whose gateway is not what it should be. */
 export const sweepAgents = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -111,8 +114,9 @@ export const sweepAgents = Effect.gen(function* () {
     { concurrency: 8 }
   )
   const wantedIds = new Set(wanted.map((agent) => agent.id))
+  // Only gateways named like our Agents: anything else under the driver is not ours to stop.
   const orphans = (yield* driver.liveGateways.pipe(Effect.orElseSucceed((): ReadonlyArray<GatewayRef> => [])))
-    .filter((gateway) => !wantedIds.has(gateway.agentId))
+    .filter((gateway) => !wantedIds.has(gateway.agentId) && isAgentId(gateway.agentId) && isNamespaceId(gateway.namespaceId))
   const targets = new Map<string, string>()
   for (const agent of unhealthy) targets.set(agent.id, agent.namespace_id)
   for (const gateway of orphans) targets.set(gateway.agentId, gateway.namespaceId)
