@@ -1,13 +1,15 @@
 /**
  * `npm start` (`svc start`): everything in one process for a laptop (DESIGN §3). An embedded
  * PostgreSQL unless DATABASE_URL is set, migrations, bootstrap (nothing when the Installation
- * exists), then the API and a worker side by side.
+ * exists), then the API and a worker side by side; with the `local` Compute Driver and no gateway
+ * runtime yet, the runtime is installed in the background (deployments wait for it).
  * Ctrl-C stops the server, releases the worker's leases, closes the pool, then PostgreSQL.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer, Migrations } from "@svc/core/db"
+import { loadOrExit } from "@svc/core/config"
 import { processLayer, startupConfig } from "@svc/core/runtime"
-import { WorkerLive, WorkOutboxLive } from "@svc/worker"
+import { RuntimeOnDemandLive, WorkerConfig, WorkerLive, WorkOutboxLive } from "@svc/worker"
 import { KnownSecrets } from "@svc/core/observability"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
@@ -19,6 +21,7 @@ import { serverOptions } from "./serverOptions.js"
 const AllInOne = Layer.unwrapScoped(
   Effect.gen(function* () {
     const config = yield* startupConfig
+    const workerOptions = yield* loadOrExit(WorkerConfig)
     const base = processLayer(config)
     const url = yield* Option.match(config.process.databaseUrl, {
       onSome: Effect.succeed,
@@ -45,7 +48,7 @@ const AllInOne = Layer.unwrapScoped(
       )
     )
     return ready.pipe(
-      Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive())),
+      Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive(workerOptions), RuntimeOnDemandLive)),
       Layer.provide(bootstrap),
       Layer.provide(migrate),
       Layer.provideMerge(database),

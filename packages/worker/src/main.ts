@@ -4,15 +4,18 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
+import { loadOrExit } from "@svc/core/config"
 import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
 import { Effect, Layer } from "effect"
+import { WorkerConfig } from "./settings.js"
 import { WorkerLive } from "./worker.js"
 
 const WorkerProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* startupConfig
     const url = yield* requireDatabaseUrl(config, "worker")
-    return WorkerLive().pipe(
+    const options = yield* loadOrExit(WorkerConfig)
+    return WorkerLive(options).pipe(
       Layer.provide(databaseLayer({ url, applicationName: "svc-worker" })),
       Layer.provide(processLayer(config))
     )

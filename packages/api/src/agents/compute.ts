@@ -24,7 +24,8 @@ const noCompute: ComputeDriverShape = {
   diagnostics: unavailable,
   readWorkspaceFile: unavailable,
   writeWorkspaceFile: unavailable,
-  privateEndpoint: unavailable
+  privateEndpoint: unavailable,
+  liveGateways: unavailable()
 }
 
 export const apiComputeDriver: Layer.Layer<ComputeDriver, never, InstallationConfiguration> = Layer.unwrapEffect(

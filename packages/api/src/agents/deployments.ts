@@ -192,8 +192,12 @@ const revisionNotFound = () => new NotFound({ message: "The revision does not ex
 export const findRevision = (namespaceId: string, agentId: string, revisionId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<RevisionRow & { error: DeploymentStatus["error"]; warnings: DeploymentStatus["warnings"] }>`
-      SELECT r.id, r.snapshot, r.created_at, r.error, r.warnings
+    const rows = yield* sql<RevisionRow & {
+      error: DeploymentStatus["error"]
+      warnings: DeploymentStatus["warnings"]
+      runtime_failure: RuntimeFailure | null
+    }>`
+      SELECT r.id, r.snapshot, r.created_at, r.error, r.warnings, r.runtime_failure
       FROM agent_revisions r JOIN namespaces n ON n.id = r.namespace_id
       WHERE r.id = ${revisionId} AND r.agent_id = ${agentId} AND r.namespace_id = ${namespaceId} AND n.status <> 'deleted'
     `.pipe(Effect.orDie)
@@ -222,11 +226,54 @@ export const listRevisions = Effect.fn("Agents.revisions")(function* (namespaceI
   return rows.map(toRevision)
 })
 
+/** The work engine's code for an item that ran out of time (`@svc/worker`'s `WorkCodes`). */
+const DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+
+/** What the worker notes on a revision when starting its gateway fails (migration 0010). */
+interface RuntimeFailure {
+  readonly component: string
+  readonly check: string
+  readonly checkedAt: string
+  readonly code: string
+}
+
+const RUNTIME_FAILURE_PART = /^[A-Za-z0-9._~:@-]{1,64}$/
+
+/** Only a well-formed record is shown (SPEC 2.7's patterns); anything else is left out. */
+const safeRuntimeFailure = (failure: RuntimeFailure | null): RuntimeFailure | undefined => {
+  if (failure === null || typeof failure !== "object") return undefined
+  const { component, check, checkedAt, code } = failure
+  const parts = [component, check, code]
+  if (!parts.every((part) => typeof part === "string" && RUNTIME_FAILURE_PART.test(part))) return undefined
+  if (typeof checkedAt !== "string" || Number.isNaN(Date.parse(checkedAt))) return undefined
+  return { component, check, checkedAt: new Date(checkedAt).toISOString(), code }
+}
+
+/**
+ * SPEC 2.7: a deployment that did not converge before its work item's deadline. `timeoutMs` is
+ * the time it was given (deadline minus admission); `runtimeFailure` is the last failed check the
+ * worker noted, when there was one. The message is fixed; native text never appears.
+ */
+const convergenceDeadlineExceeded = (item: { readonly deadlineAt: Date; readonly createdAt: Date }, failure: RuntimeFailure | null): NonNullable<DeploymentStatus["error"]> => {
+  const timeoutMs = item.deadlineAt.getTime() - item.createdAt.getTime()
+  const runtimeFailure = safeRuntimeFailure(failure)
+  const data = {
+    ...(timeoutMs > 0 ? { timeoutMs } : {}),
+    ...(runtimeFailure === undefined ? {} : { runtimeFailure: { ...runtimeFailure } })
+  }
+  return {
+    code: "CONVERGENCE_DEADLINE_EXCEEDED",
+    message: "The deployment did not converge before its deadline.",
+    ...(Object.keys(data).length === 0 ? {} : { data })
+  }
+}
+
 /** SPEC 2.7, from persisted state only: the revision's work item and the revision row. */
 export const getDeployment = Effect.fn("Agents.deployment")(function* (namespaceId: string, agentId: string, deploymentId: string) {
   yield* authorize("agent_revision:read", revisionRef(namespaceId, deploymentId))
   const revision = yield* findRevision(namespaceId, agentId, deploymentId)
-  const { lastAttempt, nextAttemptAt, status } = yield* workStatus(AGENT_DEPLOY, deploymentId)
+  const work = yield* workStatus(AGENT_DEPLOY, deploymentId)
+  const { lastAttempt, nextAttemptAt, status } = work
   const terminal = status === "succeeded" || status === "failed"
   const deployment: DeploymentStatus = {
     deploymentId: revision.id as DeploymentStatus["deploymentId"],
@@ -235,10 +282,12 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
     status,
     error: status !== "failed"
       ? null
-      : revision.error ?? {
-        code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
-        message: lastAttempt?.message ?? "The deployment failed."
-      },
+      : revision.error ?? (work.item !== undefined && lastAttempt?.code === DEADLINE_EXCEEDED
+        ? convergenceDeadlineExceeded(work.item, revision.runtime_failure)
+        : {
+          code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
+          message: lastAttempt?.message ?? "The deployment failed."
+        }),
     progress: terminal ? null : { lastAttempt, nextAttemptAt },
     warnings: revision.warnings
   }

@@ -11,11 +11,16 @@ import { AgentId, NamespaceId, RevisionId, WorkId } from "../schema/ids.js"
  *   its service principal, keys and bindings in one transaction.
  * - `agent.provision`, keyed by the provisioning record's id (`wrk_...`, SPEC 2.13): create the
  *   Configuration, then the Agent with its principal, then hand off (docs/decisions/agent-provisioning.md).
+ * - `agent.recover`, keyed by the Agent id: queued by the worker's recovery sweep (at start and
+ *   periodically), never by the API. Re-adopts or restarts the active revision's gateway of an
+ *   Agent desired `running`, and stops the gateway of an Agent desired `stopped` or gone. It
+ *   never changes `activeRevisionId` nor any deployment's status.
  */
 export const AGENT_DEPLOY = "agent.deploy"
 export const AGENT_STOP = "agent.stop"
 export const AGENT_TEARDOWN = "agent.teardown"
 export const AGENT_PROVISION = "agent.provision"
+export const AGENT_RECOVER = "agent.recover"
 
 export const AgentDeployPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 export const AgentWorkPayload = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })

@@ -11,6 +11,7 @@ export {
 export {
   AGENT_DEPLOY,
   AGENT_PROVISION,
+  AGENT_RECOVER,
   AGENT_STOP,
   AGENT_TEARDOWN,
   AgentDeployPayload,

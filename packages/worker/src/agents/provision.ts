@@ -20,7 +20,7 @@ import { Effect, Option, Schema } from "effect"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
-import { databaseFailure } from "./reconcilers.js"
+import { databaseFailure } from "./revisionGateway.js"
 
 export const ProvisionWorkCodes = {
   RESOURCE_CONFLICT: "RESOURCE_CONFLICT",

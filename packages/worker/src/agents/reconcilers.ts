@@ -7,39 +7,28 @@
  * - stop removes execution, then clears `activeRevisionId`;
  * - teardown removes the workload, then deletes the Agent, its revisions, its principal, keys and
  *   bindings in one transaction, releasing its name.
- * Secrets are revealed only here, just before the start, and reach the gateway only as
- * environment variables of its process.
+ * - recover (`recovery.ts`) re-adopts or restarts the gateway an Agent should be running.
+ * Starting a revision's gateway (Secrets, lock) is shared: `revisionGateway.ts`.
  */
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
-import { ComputeDriver, type ComputeError, type GatewayRef } from "@svc/core/drivers/compute"
-import { SecretDriver } from "@svc/core/drivers/secret"
+import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
 import type { NamespaceId } from "@svc/core/schema"
-import { AGENT_DEPLOY, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "@svc/core/tenancy"
-import { Effect, Layer, Redacted } from "effect"
+import { AGENT_DEPLOY, AGENT_RECOVER, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "@svc/core/tenancy"
+import { Effect, Layer } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
+import { recoverAgent } from "./recovery.js"
+import {
+  AgentWorkCodes,
+  databaseFailure,
+  driverFailure,
+  revisionSnapshot,
+  startRevisionGateway,
+  withAgentLock
+} from "./revisionGateway.js"
 
-/** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
-export const MODEL_API_KEY_VARIABLE = "MODEL_API_KEY"
-
-export const AgentWorkCodes = {
-  DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
-  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
-  AGENT_DELETING: "AGENT_DELETING",
-  REVISION_SUPERSEDED: "REVISION_SUPERSEDED",
-  SECRET_UNAVAILABLE: "SECRET_UNAVAILABLE"
-} as const
-
-export const databaseFailure = (cause: unknown) =>
-  Effect.logWarning("agent reconciler: database unavailable", { cause: String(cause) }).pipe(
-    Effect.zipRight(new WorkFailure({ code: AgentWorkCodes.DEPENDENCY_UNAVAILABLE, message: "The database was unavailable; the work will be retried." }))
-  )
-
-const driverFailure = (error: ComputeError): WorkFailure =>
-  error._tag === "ComputeNotImplemented"
-    ? new WorkFailure({ code: AgentWorkCodes.NOT_IMPLEMENTED, message: "The selected Compute Driver does not implement this operation.", permanent: true })
-    : new WorkFailure({ code: error.code, message: error.message, permanent: error.permanent })
+export { AgentWorkCodes, MODEL_API_KEY_VARIABLE } from "./revisionGateway.js"
 
 interface AgentState {
   readonly status: "active" | "deleting"
@@ -59,12 +48,6 @@ const agentState = (sql: SqlClient.SqlClient, agentId: string, lock: boolean) =>
     (rows) => rows[0]
   )
 
-interface Snapshot {
-  readonly configuration: Record<string, unknown>
-  readonly secretBindings: Record<string, { readonly source: { readonly id: string } }>
-  readonly harness: { readonly auth?: { readonly method: string; readonly source?: { readonly id: string } } | null }
-}
-
 /** Why this revision may not (or need not) be activated now: undefined when it should be. */
 const notWanted = (state: AgentState | undefined, revisionId: string): WorkFailure | "active" | undefined => {
   if (state === undefined || state.status === "deleting") {
@@ -81,63 +64,16 @@ const notWanted = (state: AgentState | undefined, revisionId: string): WorkFailu
   return undefined
 }
 
-/** The revision's Secrets, revealed: the Configuration's bindings and the harness key. */
-const revealEnvironment = (namespaceId: string, snapshot: Snapshot) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const secrets = yield* SecretDriver
-    const wanted: Array<[string, string]> = Object.entries(snapshot.secretBindings).map(([name, binding]) => [name, binding.source.id])
-    const auth = snapshot.harness.auth
-    if (auth?.method === "api_key" && auth.source !== undefined) wanted.push([MODEL_API_KEY_VARIABLE, auth.source.id])
-    const env: Record<string, Redacted.Redacted<string>> = {}
-    for (const [name, secretId] of wanted) {
-      const rows = yield* sql<{ key_id: string; nonce: Uint8Array; ciphertext: Uint8Array; tag: Uint8Array }>`
-        SELECT key_id, nonce, ciphertext, tag FROM secrets WHERE id = ${secretId} AND namespace_id = ${namespaceId}
-      `
-      const row = rows[0]
-      const unavailable = new WorkFailure({
-        code: AgentWorkCodes.SECRET_UNAVAILABLE,
-        message: "A Secret the revision delivers could not be read.",
-        permanent: row === undefined
-      })
-      if (row === undefined) return yield* unavailable
-      env[name] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
-        Effect.tapError((error) => Effect.logWarning("a revision's Secret could not be revealed", { secretId, reason: error._tag })),
-        Effect.mapError(() => new WorkFailure({ ...unavailable, permanent: true }))
-      )
-    }
-    return env
-  })
-
 /** `agent.deploy`: start the revision's gateway, then activate it (retiring the previous one). */
 export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type) {
   const { agentId, namespaceId, revisionId } = payload
   const sql = yield* SqlClient.SqlClient
-  const driver = yield* ComputeDriver
   const before = notWanted(yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure)), revisionId)
   if (before === "active") return
   if (before !== undefined) return yield* before
-  const revisions = yield* sql<{ snapshot: Snapshot }>`SELECT snapshot FROM agent_revisions WHERE id = ${revisionId}`.pipe(
-    Effect.catchTag("SqlError", databaseFailure)
-  )
-  const snapshot = revisions[0]?.snapshot
+  const snapshot = yield* revisionSnapshot(revisionId)
   if (snapshot === undefined) return yield* notWanted(undefined, revisionId) as WorkFailure
-  const env = yield* revealEnvironment(namespaceId, snapshot).pipe(Effect.catchTag("SqlError", databaseFailure))
-  const probe = snapshot.harness.auth?.method === "runtime" ? undefined : {}
-  // Staged until the first activation deletes them (SPEC 4.4 rule 3).
-  const staged = yield* sql<{ files: Record<string, string> }>`SELECT files FROM agent_initial_files WHERE agent_id = ${agentId}`.pipe(
-    Effect.catchTag("SqlError", databaseFailure)
-  )
-  yield* driver.startGateway({
-    namespaceId: namespaceId as NamespaceId,
-    agentId,
-    revisionId,
-    values: snapshot.configuration,
-    env,
-    modelProbe: probe,
-    initialFiles: staged[0]?.files
-  })
-    .pipe(Effect.mapError(driverFailure))
+  yield* withAgentLock(agentId, startRevisionGateway({ namespaceId, agentId, revisionId, snapshot, recordFailure: true }))
   const outcome = yield* sql.withTransaction(
     Effect.gen(function* () {
       const now = notWanted(yield* agentState(sql, agentId, true), revisionId)
@@ -170,7 +106,7 @@ export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeo
   const state = yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined || state.desired_runtime_state !== "stopped" || state.active_revision_id === null) return
   const ref: GatewayRef = { namespaceId: namespaceId as NamespaceId, agentId, revisionId: state.active_revision_id }
-  yield* driver.stopGateway(ref).pipe(Effect.mapError(driverFailure))
+  yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
   yield* sql`
     UPDATE agents SET active_revision_id = NULL, updated_at = now()
     WHERE id = ${agentId} AND desired_runtime_state = 'stopped' AND active_revision_id = ${state.active_revision_id}
@@ -185,8 +121,11 @@ export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: ty
   const state = yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined) return
   if (state.status !== "deleting") return
-  yield* driver.deleteGateway({ namespaceId: namespaceId as NamespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
-    .pipe(Effect.mapError(driverFailure))
+  yield* withAgentLock(
+    agentId,
+    driver.deleteGateway({ namespaceId: namespaceId as NamespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
+      .pipe(Effect.mapError(driverFailure))
+  )
   yield* sql.withTransaction(
     Effect.gen(function* () {
       const rows = yield* sql<{ service_principal_id: string; name: string }>`
@@ -218,9 +157,10 @@ export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: ty
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
 })
 
-/** The three Agent reconcilers; they need the Compute and Secret Drivers and the database. */
+/** The Agent reconcilers; they need the Compute and Secret Drivers and the database. */
 export const AgentReconcilersLive = Layer.mergeAll(
   WorkHandler.layer(AGENT_DEPLOY, AgentDeployPayload, deployRevision),
+  WorkHandler.layer(AGENT_RECOVER, AgentWorkPayload, recoverAgent),
   WorkHandler.layer(AGENT_STOP, AgentWorkPayload, stopAgent),
   WorkHandler.layer(AGENT_TEARDOWN, AgentWorkPayload, teardownAgent)
 )

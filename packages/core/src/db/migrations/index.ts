@@ -9,6 +9,7 @@ import m0006 from "./0006_configurations.js"
 import m0007 from "./0007_presets.js"
 import m0008 from "./0008_agents.js"
 import m0009 from "./0009_agent_provisioning.js"
+import m0010 from "./0010_revision_runtime_failure.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -23,5 +24,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_configurations": m0006,
   "0007_presets": m0007,
   "0008_agents": m0008,
-  "0009_agent_provisioning": m0009
+  "0009_agent_provisioning": m0009,
+  "0010_revision_runtime_failure": m0010
 }

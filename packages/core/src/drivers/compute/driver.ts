@@ -114,6 +114,12 @@ export interface ComputeDriverShape {
     content: Uint8Array
   ) => Effect.Effect<void, ComputeError>
   readonly privateEndpoint: (gateway: GatewayRef) => Effect.Effect<PrivateEndpoint, ComputeError>
+  /**
+   * The gateways this driver runs right now, whatever the database says: what a restarted worker
+   * compares with the desired state to stop gateways of stopped or removed Agents (orphans).
+   * Only live gateways are listed; a stopped or crashed one is not.
+   */
+  readonly liveGateways: Effect.Effect<ReadonlyArray<GatewayRef>, ComputeError>
 }
 
 export class ComputeDriver extends Context.Tag("@svc/core/drivers/compute/ComputeDriver")<

@@ -33,7 +33,7 @@ import {
 } from "./gatewayProcess.js"
 import { type AgentLayout, agentLayout, isSafeSegment, prepareAgentLayout, writePrivateFile } from "./layout.js"
 import { probeModel } from "./modelProbe.js"
-import { assignPort, defaultPortRange, type PortRange, releasePort } from "./ports.js"
+import { assignPort, defaultPortRange, hostPortRegistry, type PortRange, releasePort } from "./ports.js"
 import { awaitReady, probeHealth } from "./readiness.js"
 import { isInstalled, locateRuntime, runtimePaths } from "./runtime.js"
 import { readWorkspace, WorkspaceFileMissing, WorkspaceFileRefused, workspaceFile, writeWorkspace } from "./workspaceFiles.js"
@@ -61,6 +61,11 @@ export interface LocalGatewayOptions {
   /** SIGTERM to SIGKILL (default 10 s; OpenClaw stops cleanly in under 4 s). */
   readonly stopGrace?: Duration.DurationInput | undefined
   readonly portRange?: PortRange | undefined
+  /**
+   * Where port claims are kept: host-wide by default (`hostPortRegistry`), so services or test
+   * runs with different data dirs on one host never hand out the same port.
+   */
+  readonly portRegistry?: string | undefined
   /** How long the model probe may take (default 90 s). */
   readonly probeTimeout?: Duration.DurationInput | undefined
 }
@@ -75,6 +80,7 @@ type AgentHalf = Pick<
   | "readWorkspaceFile"
   | "writeWorkspaceFile"
   | "privateEndpoint"
+  | "liveGateways"
 >
 
 const failure = (code: string, message: string, permanent: boolean) => new ComputeFailure({ code, message, permanent })
@@ -95,7 +101,7 @@ const namespaceDir = (dataDir: string, namespaceId: string) => path.join(dataDir
 export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   const readinessTimeout = options.readinessTimeout ?? Duration.seconds(120)
   const stopGraceMs = Duration.toMillis(options.stopGrace ?? Duration.seconds(10))
-  const portRegistry = path.join(options.dataDir, "gateway-ports")
+  const portRegistry = options.portRegistry ?? hostPortRegistry()
 
   const layoutOf = (ref: GatewayRef): Effect.Effect<AgentLayout, ComputeFailure> =>
     isSafeSegment(ref.agentId) && isSafeSegment(ref.namespaceId)
@@ -341,7 +347,34 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       return endpointOf(record)
     })
 
+  /** Every `<dataDir>/namespaces/<ns>/agents/<agent>/gateway.json` whose process is ours and alive. */
+  const liveGateways: AgentHalf["liveGateways"] = Effect.tryPromise(async () => {
+    const root = path.join(options.dataDir, "namespaces")
+    const found: Array<GatewayRef> = []
+    const list = (dir: string) => fs.readdir(dir).catch(() => [] as Array<string>)
+    for (const namespaceId of await list(root)) {
+      if (!isSafeSegment(namespaceId)) continue
+      for (const agentId of await list(path.join(root, namespaceId, "agents"))) {
+        if (!isSafeSegment(agentId)) continue
+        const layout = agentLayout(namespaceDir(options.dataDir, namespaceId), agentId)
+        const record = await readRecord(layout)
+        if (record !== undefined && (await isOurGateway(record.pid, layout))) {
+          found.push({ namespaceId: namespaceId as GatewayRef["namespaceId"], agentId, revisionId: record.revisionId })
+        }
+      }
+    }
+    return found
+  }).pipe(
+    Effect.catchAll((cause) =>
+      Effect.logWarning("local compute: gateways could not be listed", { cause: String(cause) }).pipe(
+        Effect.zipRight(Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateways on this host could not be listed.", false)))
+      )
+    ),
+    Effect.withSpan("LocalCompute.liveGateways")
+  )
+
   return {
+    liveGateways,
     startGateway,
     stopGateway,
     deleteGateway,

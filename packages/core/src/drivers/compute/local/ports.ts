@@ -3,13 +3,17 @@
  * base ports are kept `spacing` (at least 120) apart: the candidates are `first + k * spacing`.
  *
  * A port is claimed by creating `<registry>/<port>` exclusively (atomic across processes and
- * worker replicas on this host), holding the Agent's directory. The Agent also records its port
+ * worker replicas on this host), holding the Agent's directory. The registry is host-wide (one
+ * per Unix user, `hostPortRegistry`), not per data dir: two services, or two test runs, with
+ * different data dirs would otherwise both claim the first port while neither gateway listens
+ * yet, and one would answer the other's readiness checks. The Agent also records its port
  * in its own directory, so it keeps the same port across restarts. A claim whose owner directory
  * no longer exists (its Namespace was torn down) is taken over. A port is checked free with a
  * real bind before a new gateway uses it; a port taken by a foreign process is given up.
  */
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { readIfExists, writePrivateFile } from "./layout.js"
 
@@ -19,6 +23,10 @@ export interface PortRange {
   /** The highest base port that may be handed out. */
   readonly last: number
 }
+
+/** The claims of every gateway this Unix user runs on this host. */
+export const hostPortRegistry = (): string =>
+  path.join(os.tmpdir(), `svc-gateway-ports-${typeof process.getuid === "function" ? process.getuid() : "user"}`)
 
 export const defaultPortRange: PortRange = { first: 20_000, spacing: 120, last: 64_800 }
 

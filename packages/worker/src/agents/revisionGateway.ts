@@ -1,0 +1,172 @@
+/**
+ * Starting a revision's gateway, shared by `agent.deploy` and `agent.recover`: read the revision's
+ * snapshot, reveal its Secrets (only here, just before the start; they reach the gateway only as
+ * environment variables of its process), and start or re-adopt the gateway through the Compute
+ * Driver while holding the Agent's gateway lock.
+ *
+ * The lock is a PostgreSQL session advisory lock on a reserved connection, taken with
+ * `pg_try_advisory_lock`: two workers never start or replace one Agent's gateway at the same
+ * time (the local driver does not serialise that itself), and a worker that dies loses its
+ * connection and with it the lock, so a crash never leaves an Agent locked.
+ */
+import { SqlClient } from "@effect/sql"
+import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
+import { SecretDriver } from "@svc/core/drivers/secret"
+import type { NamespaceId } from "@svc/core/schema"
+import { Effect, Redacted } from "effect"
+import { WorkFailure } from "../engine/failure.js"
+
+/** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
+export const MODEL_API_KEY_VARIABLE = "MODEL_API_KEY"
+
+export const AgentWorkCodes = {
+  DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
+  NOT_IMPLEMENTED: "NOT_IMPLEMENTED",
+  AGENT_DELETING: "AGENT_DELETING",
+  AGENT_BUSY: "AGENT_BUSY",
+  REVISION_SUPERSEDED: "REVISION_SUPERSEDED",
+  SECRET_UNAVAILABLE: "SECRET_UNAVAILABLE"
+} as const
+
+export const databaseFailure = (cause: unknown) =>
+  Effect.logWarning("agent reconciler: database unavailable", { cause: String(cause) }).pipe(
+    Effect.zipRight(new WorkFailure({ code: AgentWorkCodes.DEPENDENCY_UNAVAILABLE, message: "The database was unavailable; the work will be retried." }))
+  )
+
+export const driverFailure = (error: ComputeError): WorkFailure =>
+  error._tag === "ComputeNotImplemented"
+    ? new WorkFailure({ code: AgentWorkCodes.NOT_IMPLEMENTED, message: "The selected Compute Driver does not implement this operation.", permanent: true })
+    : new WorkFailure({ code: error.code, message: error.message, permanent: error.permanent })
+
+/** What the worker reads of a revision's snapshot. */
+export interface Snapshot {
+  readonly configuration: Record<string, unknown>
+  readonly secretBindings: Record<string, { readonly source: { readonly id: string } }>
+  readonly harness: { readonly auth?: { readonly method: string; readonly source?: { readonly id: string } } | null }
+}
+
+/** The revision's snapshot, or `undefined` when the revision is gone (its Agent was removed). */
+export const revisionSnapshot = (revisionId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ snapshot: Snapshot }>`SELECT snapshot FROM agent_revisions WHERE id = ${revisionId}`
+    return rows[0]?.snapshot
+  }).pipe(Effect.catchTag("SqlError", databaseFailure))
+
+/** The revision's Secrets, revealed: the Configuration's bindings and the harness key. */
+export const revealEnvironment = (namespaceId: string, snapshot: Snapshot) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const secrets = yield* SecretDriver
+    const wanted: Array<[string, string]> = Object.entries(snapshot.secretBindings).map(([name, binding]) => [name, binding.source.id])
+    const auth = snapshot.harness.auth
+    if (auth?.method === "api_key" && auth.source !== undefined) wanted.push([MODEL_API_KEY_VARIABLE, auth.source.id])
+    const env: Record<string, Redacted.Redacted<string>> = {}
+    for (const [name, secretId] of wanted) {
+      const rows = yield* sql<{ key_id: string; nonce: Uint8Array; ciphertext: Uint8Array; tag: Uint8Array }>`
+        SELECT key_id, nonce, ciphertext, tag FROM secrets WHERE id = ${secretId} AND namespace_id = ${namespaceId}
+      `
+      const row = rows[0]
+      const unavailable = new WorkFailure({
+        code: AgentWorkCodes.SECRET_UNAVAILABLE,
+        message: "A Secret the revision delivers could not be read.",
+        permanent: row === undefined
+      })
+      if (row === undefined) return yield* unavailable
+      env[name] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
+        Effect.tapError((error) => Effect.logWarning("a revision's Secret could not be revealed", { secretId, reason: error._tag })),
+        Effect.mapError(() => new WorkFailure({ ...unavailable, permanent: true }))
+      )
+    }
+    return env
+  }).pipe(Effect.catchTag("SqlError", databaseFailure))
+
+/** Thrown by `withAgentLock` when another worker holds the Agent's gateway lock. */
+export const agentBusy = () =>
+  new WorkFailure({ code: AgentWorkCodes.AGENT_BUSY, message: "Another worker is changing this Agent's gateway; the work will be retried." })
+
+/**
+ * Runs `effect` holding the Agent's gateway lock, or fails with `AGENT_BUSY` (transient) at once
+ * when another worker holds it. The lock is released when `effect` ends, however it ends.
+ */
+export const withAgentLock = <A, R>(agentId: string, effect: Effect.Effect<A, WorkFailure, R>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const connection = yield* sql.reserve
+      const key = `svc:agent-gateway:${agentId}`
+      const rows = yield* connection.execute("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked", [key], undefined)
+      if (rows[0]?.locked !== true) return yield* agentBusy()
+      yield* Effect.addFinalizer(() =>
+        connection.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key], undefined).pipe(Effect.ignore)
+      )
+      return yield* effect
+    }).pipe(Effect.catchTag("SqlError", databaseFailure))
+  )
+
+/** SPEC 2.7 `runtimeFailure`: which check a failed start stopped at, from the driver's code. */
+export const runtimeCheckOf = (code: string): { readonly component: string; readonly check: string } => {
+  switch (code) {
+    case "GATEWAY_START_TIMEOUT":
+      return { component: "gateway", check: "readiness" }
+    case "GATEWAY_EXITED":
+      return { component: "gateway", check: "process" }
+    case "GATEWAY_CONFIG_REJECTED":
+      return { component: "gateway", check: "configuration" }
+    case "MODEL_PROBE_FAILED":
+      return { component: "model", check: "probe" }
+    case "RUNTIME_AUTHENTICATION_FAILED":
+      return { component: "model", check: "authentication" }
+    case "RUNTIME_NOT_INSTALLED":
+      return { component: "runtime", check: "installed" }
+    case "NAMESPACE_RUNTIME_MISSING":
+      return { component: "namespace", check: "runtime" }
+    default:
+      return { component: "gateway", check: "start" }
+  }
+}
+
+export interface RevisionStart {
+  readonly namespaceId: string
+  readonly agentId: string
+  readonly revisionId: string
+  readonly snapshot: Snapshot
+  /** Note a failed start on the revision (deployments do; recovery leaves revisions alone). */
+  readonly recordFailure: boolean
+}
+
+/**
+ * Starts (or re-adopts: the driver adopts a live gateway of the same revision) the revision's
+ * gateway with its Secrets and, unless the harness is `runtime`, a model probe. The caller holds
+ * the Agent's gateway lock. A failure of the driver can be noted on the revision.
+ */
+export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
+  const driver = yield* ComputeDriver
+  const env = yield* revealEnvironment(start.namespaceId, start.snapshot)
+  const probe = start.snapshot.harness.auth?.method === "runtime" ? undefined : {}
+  // Staged until the first activation deletes them (SPEC 4.4 rule 3): never replayed afterwards.
+  const sql = yield* SqlClient.SqlClient
+  const staged = yield* sql<{ files: Record<string, string> }>`SELECT files FROM agent_initial_files WHERE agent_id = ${start.agentId}`.pipe(
+    Effect.catchTag("SqlError", databaseFailure)
+  )
+  yield* driver.startGateway({
+    namespaceId: start.namespaceId as NamespaceId,
+    agentId: start.agentId,
+    revisionId: start.revisionId,
+    values: start.snapshot.configuration,
+    env,
+    modelProbe: probe,
+    initialFiles: staged[0]?.files
+  }).pipe(
+    Effect.mapError(driverFailure),
+    Effect.tapError((failure) => start.recordFailure ? recordRuntimeFailure(start.revisionId, failure) : Effect.void)
+  )
+})
+
+/** Notes on the revision which check its latest failed start stopped at (SPEC 2.7 `runtimeFailure`). */
+export const recordRuntimeFailure = (revisionId: string, failure: WorkFailure) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const runtimeFailure = { ...runtimeCheckOf(failure.code), checkedAt: new Date().toISOString(), code: failure.code }
+    yield* sql`UPDATE agent_revisions SET runtime_failure = ${JSON.stringify(runtimeFailure)}::jsonb WHERE id = ${revisionId}`
+  }).pipe(Effect.catchAll((cause) => Effect.logWarning("a revision's runtime failure could not be recorded", { revisionId, cause: String(cause) })))

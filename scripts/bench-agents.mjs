@@ -1,0 +1,323 @@
+#!/usr/bin/env node
+// Agent control-plane benchmark (loopback only, bounded in time).
+//
+//   npm run bench:agents                  (builds, then runs this script)
+//
+// 1. Deployment overhead: the real API and worker in this process with the `local` Compute
+//    Driver and real OpenClaw gateways (answered by a tiny OpenAI-compatible server on loopback).
+//    Each deployment is timed from admission (the revision's created_at) to `succeeded` (its work
+//    item's finished_at), both read from the database, so polling adds nothing. Beside it, the
+//    same gateway (same configuration, Secrets and model probe) started directly through the
+//    local driver: the gateway's own start. Overhead = deployment − direct start.
+//    BENCH_DEPLOYS (2) deployments + 1 direct start: 3 gateway starts (~1.2 GiB each, one at a time).
+// 2. Listing 10 000 Agents page by page (inserted with SQL) through GET /namespaces/{ns}/agents
+//    with a service key, for page sizes 50 and 200: statements per page and page latency
+//    p50/p95, beside a bare keyset query through pg (one statement per page). Statements are
+//    counted by observing the `pg` client the API uses (`pg.Client.prototype.query` is wrapped;
+//    the worker is stopped by then, so nothing else runs), which counts what the server executes
+//    without needing pg_stat_statements.
+//
+// Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
+// PostgreSQL in a scratch directory), BENCH_DEPLOYS (2), BENCH_AGENTS (10000), SVC_RUNTIME_DIR
+// (the gateway runtime; default .svc-data/runtime, installed if missing).
+import { NodeHttpServer } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { defaultInstallationConfig, InstallationConfiguration, ProcessConfiguration } from "@svc/core/config"
+import { Migrations } from "@svc/core/db"
+import { installRuntime, makeLocalCompute } from "@svc/core/drivers/compute"
+import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
+import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
+import { httpPipeline } from "@svc/core/http"
+import { BuiltinRoles, digestOf, newToken } from "@svc/core/iam"
+import { WorkerLive } from "@svc/worker"
+import { Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as path from "node:path"
+import pg from "pg"
+import { admin, int, urlFor } from "./lib/bench.mjs"
+
+const DEPLOYS = int("BENCH_DEPLOYS", 2)
+const AGENTS = int("BENCH_AGENTS", 10_000)
+const PAGE_SIZES = [50, 200]
+const MODEL_KEY = "sk-bench-model-key"
+const root = path.resolve(import.meta.dirname, "..")
+const runtimeDir = process.env.SVC_RUNTIME_DIR ?? path.join(root, ".svc-data", "runtime")
+
+const hardStop = setTimeout(() => {
+  console.error("bench-agents: exceeded its time bound; exiting")
+  process.exit(2)
+}, (DEPLOYS + 1) * 240_000 + 600_000)
+hardStop.unref()
+
+const uuid = () => crypto.randomUUID()
+const log = (text) => process.stderr.write(`bench-agents: ${text}\n`)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** An OpenAI-compatible model on loopback: one key, one model, one reply (streamed when asked). */
+const modelServer = async () => {
+  const server = http.createServer((req, res) => {
+    let body = ""
+    req.on("data", (chunk) => (body += chunk))
+    req.on("end", () => {
+      if (req.headers.authorization !== `Bearer ${MODEL_KEY}`) {
+        res.writeHead(401, { "content-type": "application/json" })
+        return res.end(JSON.stringify({ error: { type: "invalid_request_error", code: "invalid_api_key", message: "bad key" } }))
+      }
+      const created = Math.floor(Date.now() / 1000)
+      const base = { id: `chatcmpl-${uuid()}`, created, model: "bench-model" }
+      if (JSON.parse(body || "{}").stream === true) {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        for (const [delta, finish] of [[{ role: "assistant", content: "ok" }, null], [{}, "stop"]]) {
+          res.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`)
+        }
+        return res.end("data: [DONE]\n\n")
+      }
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }))
+    })
+  })
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { baseUrl: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((done) => server.close(done)) }
+}
+
+/** An Installation administrator service key, written with SQL. */
+const seedKey = async (pool) => {
+  const sp = `sp_${uuid()}`
+  const key = newToken("svck")
+  await pool.query("INSERT INTO principals (id, kind, name) VALUES ($1, 'service', 'bench key')", [sp])
+  await pool.query(
+    "INSERT INTO service_keys (id, service_principal_id, name, digest, expires_at) VALUES ($1, $2, 'bench', $3, now() + interval '1 day')",
+    [`key_${uuid()}`, sp, digestOf(key)]
+  )
+  await pool.query(
+    "INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id) VALUES ($1, $2, $3, 'installation', 'installation')",
+    [`bnd_${uuid()}`, sp, BuiltinRoles.installationAdmin.id]
+  )
+  await pool.query("INSERT INTO installation (id, bootstrapped_at) VALUES ($1, now())", [`inst_${uuid()}`])
+  return key
+}
+
+const api = (port, key) => async (method, p, body) => {
+  const response = await fetch(`http://127.0.0.1:${port}${p}`, {
+    method,
+    headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const json = await response.json()
+  if (response.status >= 300) throw new Error(`${method} ${p}: ${response.status} ${JSON.stringify(json.error)}`)
+  return json.data
+}
+
+const until = async (read, done, seconds, what) => {
+  const deadline = Date.now() + seconds * 1000
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${seconds} s (${JSON.stringify(value)})`)
+    await sleep(100)
+  }
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
+const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a")
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/** Part 1: deployments through the control plane vs. the gateway started directly. */
+const deployments = async ({ call, pool, dataDir, model }) => {
+  const namespace = await call("POST", "/namespaces", { name: "bench-deploy" })
+  const ns = namespace.id
+  await until(() => call("GET", `/namespaces/${ns}`), (n) => n.status === "ready", 60, "namespace ready")
+  const secret = await call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: MODEL_KEY })
+  const values = {
+    models: { providers: { bench: { baseUrl: model.baseUrl, api: "openai-completions", apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" }, models: [{ id: "bench-model", name: "Bench" }] } } },
+    agents: { defaults: { model: "bench/bench-model" } }
+  }
+  const configuration = await call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values })
+  const agent = await call("POST", `/namespaces/${ns}/agents`, {
+    name: "bench-bot",
+    configurationId: configuration.id,
+    harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+  })
+  const role = await call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-key", permissions: ["secret:operate"] })
+  await call("POST", `/namespaces/${ns}/iam/access-bindings`, { principalId: agent.servicePrincipalId, roleId: role.id, resource: { kind: "secret", id: secret.id } })
+  const agentPath = `/namespaces/${ns}/agents/${agent.id}`
+  const runs = []
+  for (let i = 0; i < DEPLOYS; i++) {
+    log(`deployment ${i + 1}/${DEPLOYS} (a real gateway start)...`)
+    const revision = await call("POST", `${agentPath}/deploy`)
+    const status = await until(() => call("GET", `${agentPath}/deployments/${revision.id}`), (d) => d.status === "succeeded" || d.status === "failed", 300, "deployment")
+    if (status.status !== "succeeded") throw new Error(`deployment failed: ${JSON.stringify(status.error)}`)
+    const { rows } = await pool.query(
+      `SELECT EXTRACT(EPOCH FROM (w.finished_at - r.created_at)) * 1000 AS ms, w.attempt_count
+       FROM agent_revisions r JOIN work_items w ON w.kind = 'agent.deploy' AND w.key = r.id WHERE r.id = $1`,
+      [revision.id]
+    )
+    runs.push({ ms: Number(rows[0].ms), attempts: rows[0].attempt_count })
+    await call("POST", `${agentPath}/stop`)
+    await until(() => call("GET", agentPath), (a) => a.activeRevisionId === undefined, 120, "stop")
+  }
+  log("the same gateway started directly through the local driver...")
+  // Its own data directory, so the worker's recovery sweep does not see it as an orphan.
+  const direct = makeLocalCompute(path.join(path.dirname(dataDir), "direct"), { runtimeRoot: runtimeDir })
+  const ref = { namespaceId: ns, agentId: `bench-direct-${crypto.randomBytes(4).toString("hex")}`, revisionId: "rev-direct" }
+  await Effect.runPromise(direct.provisionNamespace({ id: ns }))
+  const started = performance.now()
+  await Effect.runPromise(direct.startGateway({ ...ref, values, env: { MODEL_API_KEY: Redacted.make(MODEL_KEY) }, modelProbe: {} }))
+  const directMs = performance.now() - started
+  await Effect.runPromise(direct.deleteGateway(ref))
+  return { runs, directMs }
+}
+
+/** Part 2: 10 000 Agents listed page by page through the API, beside a bare keyset query. */
+const listing = async ({ call, pool }) => {
+  const namespace = await call("POST", "/namespaces", { name: "bench-list" })
+  const ns = namespace.id
+  const configuration = await call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values: {} })
+  log(`inserting ${AGENTS} Agents...`)
+  await pool.query(
+    `WITH p AS (
+       INSERT INTO principals (id, kind, namespace_id, name)
+       SELECT 'sp_' || gen_random_uuid(), 'agent', $1, 'bench agent ' || n FROM generate_series(1, $2) AS n
+       RETURNING id, name
+     )
+     INSERT INTO agents (id, namespace_id, name, configuration_id, service_principal_id, execution_mode)
+     SELECT 'agt_' || gen_random_uuid(), $1, p.name, $3, p.id, 'embedded' FROM p`,
+    [ns, AGENTS, configuration.id]
+  )
+  await pool.query("ANALYZE agents; ANALYZE principals")
+  // Count every statement the API's pg clients send while one page is served.
+  let statements = 0
+  const query = pg.Client.prototype.query
+  pg.Client.prototype.query = function (...args) {
+    statements++
+    return query.apply(this, args)
+  }
+  const results = []
+  try {
+    for (const size of PAGE_SIZES) {
+      for (const [name, page] of [
+        ["API GET .../agents", async (after) => {
+          const data = await call("GET", `/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
+          return data.map((a) => a.id)
+        }],
+        ["bare keyset SQL", async (after) => {
+          const { rows } = await pool.query(
+            "SELECT id, name, configuration_id, status, desired_runtime_state, active_revision_id, created_at FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+            [ns, after ?? "", size]
+          )
+          return rows.map((r) => r.id)
+        }]
+      ]) {
+        await page(undefined) // warm-up
+        const latencies = []
+        const counts = []
+        let after
+        let total = 0
+        for (;;) {
+          const before = statements
+          const start = performance.now()
+          const ids = await page(after)
+          latencies.push(performance.now() - start)
+          counts.push(statements - before)
+          total += ids.length
+          if (ids.length < size) break
+          after = ids[ids.length - 1]
+        }
+        if (total !== AGENTS) throw new Error(`${name}: listed ${total} Agents, expected ${AGENTS}`)
+        latencies.sort((a, b) => a - b)
+        results.push({ name, size, pages: latencies.length, statements: mean(counts), maxStatements: Math.max(...counts), p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) })
+      }
+    }
+  } finally {
+    pg.Client.prototype.query = query
+  }
+  return results
+}
+
+const main = async () => {
+  let server
+  let dir
+  let adminUrl = process.env.BENCH_DATABASE_URL
+  if (!adminUrl) {
+    dir = scratchDir("svc-bench-agents-pg-")
+    server = await startEmbeddedPostgres({ dir, ephemeral: true })
+    adminUrl = server.adminUrl
+  }
+  const database = `svc_bench_agents_${crypto.randomBytes(4).toString("hex")}`
+  await admin(adminUrl, (client) => client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`))
+  const url = urlFor(adminUrl, database)
+  const version = await admin(adminUrl, (client) => client.query("SHOW server_version"))
+  const dataDir = fs.mkdtempSync(path.join(scratchDir("svc-bench-agents-data-"), "d-"))
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  const model = await modelServer()
+  const secretKey = crypto.randomBytes(32)
+  let runtime
+  let worker
+  try {
+    log("checking the gateway runtime...")
+    await Effect.runPromise(installRuntime(runtimeDir).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
+    const database = PgClient.layer({ url: Redacted.make(url), maxConnections: 10 })
+    const quiet = Logger.minimumLogLevel(LogLevel.Warning)
+    runtime = ManagedRuntime.make(Layer.mergeAll(database, quiet))
+    await runtime.runPromise(Migrations.run)
+    const key = await seedKey(pool)
+    const port = await freePort()
+    const shared = Layer.mergeAll(
+      database,
+      quiet,
+      Layer.succeed(InstallationConfiguration, defaultInstallationConfig),
+      Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir }),
+      builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(secretKey)) })
+    )
+    const apiApp = httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }).pipe(
+      Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),
+      Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
+      Layer.provide(shared)
+    )
+    const apiRuntime = ManagedRuntime.make(apiApp)
+    await apiRuntime.runPromise(Effect.void)
+    worker = ManagedRuntime.make(WorkerLive({ pollInterval: Duration.millis(200) }).pipe(Layer.provide(shared)))
+    await worker.runPromise(Effect.void)
+    const call = api(port, key)
+    const deployed = await deployments({ call, pool, dataDir, model })
+    await worker.dispose()
+    worker = undefined
+    const listed = await listing({ call, pool })
+    await apiRuntime.dispose()
+
+    const lines = [
+      `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; local Compute Driver, one OpenClaw gateway at a time; loopback`,
+      "",
+      "Deployment: admission (revision created_at) → succeeded (work item finished_at), vs. the same gateway started directly:",
+      "",
+      "| run | deployment ms | attempts | direct gateway start ms | control-plane overhead ms |",
+      "|---|---:|---:|---:|---:|"
+    ]
+    deployed.runs.forEach((r, i) => lines.push(`| ${i + 1} | ${fmt(r.ms)} | ${r.attempts} | ${fmt(deployed.directMs)} | ${fmt(r.ms - deployed.directMs)} |`))
+    const avg = mean(deployed.runs.map((r) => r.ms))
+    lines.push(`| mean | ${fmt(avg)} | | ${fmt(deployed.directMs)} | ${fmt(avg - deployed.directMs)} |`)
+    lines.push("", `Listing ${AGENTS} Agents page by page (statements counted on the pg client):`, "", "| page size | path | pages | statements/page (max) | p50 ms | p95 ms |", "|---:|---|---:|---:|---:|---:|")
+    for (const r of listed) lines.push(`| ${r.size} | ${r.name} | ${r.pages} | ${fmt(r.statements, 1)} (${r.maxStatements}) | ${fmt(r.p50, 2)} | ${fmt(r.p95, 2)} |`)
+    console.log(lines.join("\n"))
+  } finally {
+    if (worker) await worker.dispose().catch(() => {})
+    if (runtime) await runtime.dispose().catch(() => {})
+    await pool.end().catch(() => {})
+    await model.close().catch(() => {})
+    await admin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(database)} WITH (FORCE)`)).catch(() => {})
+    if (server) await server.stop()
+    if (dir) fs.rmSync(dir, { recursive: true, force: true })
+    fs.rmSync(path.dirname(dataDir), { recursive: true, force: true })
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error("bench-agents failed:", error)
+    process.exit(1)
+  }
+)
