@@ -23,6 +23,7 @@ import { until } from "../../../testing/poll.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-e2e-good-5f1c9a7e3b"
 const BAD_KEY = "sk-e2e-rejected-0d2e4f"
@@ -49,21 +50,6 @@ const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
   Layer.provideMerge(LogCapture.layer)
 )
 
-/** The Configuration `values`: the fake model server as the default model, its key from MODEL_API_KEY. */
-const values = (reply = "default") => ({
-  models: {
-    providers: {
-      fake: {
-        baseUrl: fake.baseUrl,
-        api: "openai-completions",
-        apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" },
-        models: [{ id: fake.model, name: `Fake ${reply}` }]
-      }
-    }
-  },
-  agents: { defaults: { model: `fake/${fake.model}` } }
-})
-
 describe("an Agent's whole life on a real gateway", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
     it.effect("create, deploy, chat, redeploy, a rejected key, stop, delete", () =>
@@ -73,25 +59,13 @@ describe("an Agent's whole life on a real gateway", () => {
         const admin = yield* seedAdmin("e2e-admin@example.com")
         const call = (method: string, p: string, body?: unknown, headers: Headers = admin.headers) => send(baseUrl, method, p, headers, body)
 
-        const namespace = expectData(yield* call("POST", "/namespaces", { name: "e2e" }), 201)
-        const ns = namespace.id as string
-        yield* until(call("GET", `/namespaces/${ns}`), (r) => r.body.data?.status === "ready", 60)
-        const secret = expectData(yield* call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: GOOD_KEY }), 201)
-        const configuration = expectData(yield* call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values: values() }), 201)
-        const agent = expectData(yield* call("POST", `/namespaces/${ns}/agents`, {
-          name: "e2e-bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } },
+        const { ns, secret, configuration, agent, agentPath } = yield* setUpModelAgent(call, {
+          namespace: "e2e",
+          agent: "e2e-bot",
+          modelKey: GOOD_KEY,
+          fake,
           initialWorkspaceFiles: { "SOUL.md": "# Soul\nStaged before the first start.\n" }
-        }), 201)
-        const agentPath = `/namespaces/${ns}/agents/${agent.id}`
-        // The operator lets the Agent's own principal use the key (SPEC 2.5).
-        const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-model-key", permissions: ["secret:operate"] }), 201)
-        expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
-          principalId: agent.servicePrincipalId,
-          roleId: role.id,
-          resource: { kind: "secret", id: secret.id }
-        }), 201)
+        })
 
         const deployment = (revisionId: string) => call("GET", `${agentPath}/deployments/${revisionId}`)
         const terminal = (r: { body: { data?: { status?: string } } }) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed"
@@ -164,7 +138,7 @@ describe("an Agent's whole life on a real gateway", () => {
         ])
 
         // PATCH and redeploy: a new revision; the old one is retired.
-        expectData(yield* call("PATCH", `/namespaces/${ns}/configurations/${configuration.id}`, { values: values("second") }), 200)
+        expectData(yield* call("PATCH", `/namespaces/${ns}/configurations/${configuration.id}`, { values: fakeModelValues(fake, "Fake second") }), 200)
         const second = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
         expect(second.configurationGeneration).toBe(2)
         expect(expectData(yield* until(deployment(second.id), terminal), 200).status).toBe("succeeded")

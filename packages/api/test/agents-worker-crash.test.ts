@@ -33,6 +33,7 @@ import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing
 import { svc, type SvcProcess } from "../../../testing/process.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-crash-good-7a1d3c9e"
 const secretKey = randomBytes(32)
@@ -144,38 +145,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
         const call = (method: string, p: string, body?: unknown, headers: Headers = admin.headers) => send(baseUrl, method, p, headers, body)
 
         const workerA = startWorker()
-        const namespace = expectData(yield* call("POST", "/namespaces", { name: "crash" }), 201)
-        const ns = namespace.id as string
-        yield* until(call("GET", `/namespaces/${ns}`), (r) => r.body.data?.status === "ready", 60, "namespace ready")
-        const secret = expectData(yield* call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: GOOD_KEY }), 201)
-        const configuration = expectData(yield* call("POST", `/namespaces/${ns}/configurations`, {
-          kind: "agent",
-          values: {
-            models: {
-              providers: {
-                fake: {
-                  baseUrl: fake.baseUrl,
-                  api: "openai-completions",
-                  apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" },
-                  models: [{ id: fake.model, name: "Fake" }]
-                }
-              }
-            },
-            agents: { defaults: { model: `fake/${fake.model}` } }
-          }
-        }), 201)
-        const agent = expectData(yield* call("POST", `/namespaces/${ns}/agents`, {
-          name: "crash-bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-        }), 201)
-        const agentPath = `/namespaces/${ns}/agents/${agent.id}`
-        const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-model-key", permissions: ["secret:operate"] }), 201)
-        expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
-          principalId: agent.servicePrincipalId,
-          roleId: role.id,
-          resource: { kind: "secret", id: secret.id }
-        }), 201)
+        const { ns, agent, agentPath } = yield* setUpModelAgent(call, { namespace: "crash", agent: "crash-bot", modelKey: GOOD_KEY, fake })
         const agentDir = path.join(dataDir, "namespaces", ns, "agents", agent.id)
         const stateDir = path.join(agentDir, "state")
         const recordFile = path.join(agentDir, "gateway.json")

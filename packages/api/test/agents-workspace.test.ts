@@ -89,6 +89,9 @@ describe("workspace files and diagnostics", () => {
         expectError(tooLarge, 413, "PAYLOAD_TOO_LARGE")
         // The gateway is not running: the write cannot be made.
         expectError(yield* put({ content: "# User\n" }), 503, "DEPENDENCY_UNAVAILABLE")
+        // Stopping (desired stopped, the revision still active): 409.
+        expectData(yield* send(f.baseUrl, "POST", `${f.path}/stop`, f.admin.headers), 202)
+        expectError(yield* put({ content: "# User\n" }), 409, "RESOURCE_CONFLICT")
         // Never deployed: 409; deleting: 409 AGENT_DELETING.
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE agents SET active_revision_id = NULL WHERE id = ${f.agent.id}`

@@ -22,6 +22,7 @@ import { ensureTestRuntime, testRuntimeRoot } from "../../../testing/gatewayRunt
 import { bindInstallationAdmin, createAccount, signedInSession } from "../../../testing/identity.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
 import { expectData, send } from "./support/iamServer.js"
+import { setUpModelAgent } from "./support/modelAgent.js"
 import { agentHost, CONSOLE_ORIGIN, hostRequest, NATIVE_ADMIN, settings, sharedCookie } from "./support/nativeAdminServer.js"
 
 const MODEL_KEY = "sk-native-admin-9c41e2"
@@ -64,37 +65,7 @@ describe("native admin UI through the proxy on a real gateway", () => {
         const headers = { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
         const call = (method: string, p: string, body?: unknown) => send(baseUrl, method, p, headers, body)
 
-        const ns = expectData(yield* call("POST", "/namespaces", { name: "native" }), 201).id as string
-        yield* until(call("GET", `/namespaces/${ns}`), (r) => r.body.data?.status === "ready", 60)
-        const secret = expectData(yield* call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: MODEL_KEY }), 201)
-        const configuration = expectData(yield* call("POST", `/namespaces/${ns}/configurations`, {
-          kind: "agent",
-          values: {
-            models: {
-              providers: {
-                fake: {
-                  baseUrl: fake.baseUrl,
-                  api: "openai-completions",
-                  apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" },
-                  models: [{ id: fake.model, name: "Fake" }]
-                }
-              }
-            },
-            agents: { defaults: { model: `fake/${fake.model}` } }
-          }
-        }), 201)
-        const agent = expectData(yield* call("POST", `/namespaces/${ns}/agents`, {
-          name: "native-bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-        }), 201)
-        const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-model-key", permissions: ["secret:operate"] }), 201)
-        expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
-          principalId: agent.servicePrincipalId,
-          roleId: role.id,
-          resource: { kind: "secret", id: secret.id }
-        }), 201)
-        const agentPath = `/namespaces/${ns}/agents/${agent.id}`
+        const { agent, agentPath } = yield* setUpModelAgent(call, { namespace: "native", agent: "native-bot", modelKey: MODEL_KEY, fake })
         const host = agentHost(agent.id)
 
         // Before any deployment: not running (409), through the same host.

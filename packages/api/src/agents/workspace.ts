@@ -57,6 +57,10 @@ export const writeWorkspaceFile = Effect.fn("Agents.writeWorkspaceFile")(functio
   if (agent.active_revision_id === null) {
     return yield* new ResourceConflict({ message: "The Agent has no active revision; deploy it before writing workspace files." })
   }
+  // SPEC 7.3: stopping (desired stopped, execution not yet removed) accepts no workspace writes.
+  if (agent.desired_runtime_state === "stopped") {
+    return yield* new ResourceConflict({ message: "The Agent is stopping and cannot accept workspace writes." })
+  }
   const driver = yield* ComputeDriver
   const ref = gatewayRef(namespaceId, agentId, agent.active_revision_id)
   const health = yield* driver.gatewayHealth(ref).pipe(Effect.orElseSucceed(() => "absent" as const))
