@@ -123,6 +123,7 @@ describe("ProcessConfig", () => {
     ["SVC_SECRET_KEY_PREVIOUS", `${Buffer.alloc(32, 2).toString("base64")},${Buffer.alloc(31, 3).toString("base64")}`, "entry 2: expected 32 bytes encoded as base64"],
     ["SVC_SECRET_KEY_PREVIOUS", " , ", "expected a comma-separated list of base64 keys"],
     ["SVC_DEV_ADMIN_PASSWORD", "short-pw", "expected 12-128 characters"],
+    ["SVC_GATEWAY_HOST_ENV", "OPENAI_API_KEY, not-a-name", `expected a comma-separated list of environment variable names, got "not-a-name"`],
     ["SVC_TRUSTED_PROXIES", "10.0.0.1, proxy.local", `expected a comma-separated list of IP addresses or CIDR blocks, got "proxy.local"`],
     ["SVC_TRUSTED_PROXIES", "10.0.0.0/33", `got "10.0.0.0/33"`],
     ["SVC_TRUSTED_PROXIES", "fd00::/129", `got "fd00::/129"`]
@@ -290,6 +291,11 @@ describe("development secrets", () => {
       expect(values).toContain(KEY)
       expect(values).toContain("db-password-1234")
     }))
+
+  it("reads the host variables runtime-authenticated gateways receive", () => {
+    expect(settingsOf({ SVC_GATEWAY_HOST_ENV: "OPENAI_API_KEY, ANTHROPIC_API_KEY" }).gatewayHostEnvironment).toEqual(["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
+    expect(settingsOf({}).gatewayHostEnvironment).toEqual([])
+  })
 
   it.effect("reads older Secret keys for rotation and masks them too", () =>
     Effect.gen(function*() {

@@ -64,6 +64,13 @@ export interface ProcessSettings {
    * names the client (SPEC 5.4 per-client-address sign-in limits). Empty: none trusted.
    */
   readonly trustedProxies: ReadonlyArray<string>
+  /**
+   * `SVC_GATEWAY_HOST_ENV`: names of this host's environment variables that a gateway whose
+   * Agent uses `runtime` harness authentication receives (SPEC 2.5: the operator supplies model
+   * credentials in the host environment; the service never stores, logs or delivers them
+   * elsewhere). Empty: none.
+   */
+  readonly gatewayHostEnvironment: ReadonlyArray<string>
   readonly telemetry: TelemetrySettings
 }
 
@@ -170,6 +177,7 @@ const raw = Config.all({
     defaults.maxBodyBytes
   ),
   trustedProxies: V.withDefault(V.variable("SVC_TRUSTED_PROXIES", V.addressList), [] as ReadonlyArray<string>),
+  gatewayHostEnvironment: V.withDefault(V.variable("SVC_GATEWAY_HOST_ENV", V.environmentNameList), [] as ReadonlyArray<string>),
   telemetry: TelemetryConfig
 })
 
@@ -203,6 +211,7 @@ const settle = (c: Raw): ProcessSettings => {
     },
     maxBodyBytes: c.maxBodyBytes,
     trustedProxies: c.trustedProxies,
+    gatewayHostEnvironment: c.gatewayHostEnvironment,
     telemetry: c.telemetry
   }
 }

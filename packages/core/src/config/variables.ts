@@ -133,6 +133,15 @@ export const base64Key32: Parse<Uint8Array> = (raw) => {
   return Either.left("expected 32 bytes encoded as base64, e.g. from `openssl rand -base64 32` (value not shown)")
 }
 
+/** A comma-separated list of environment variable names (`^[A-Za-z_][A-Za-z0-9_]*$`). */
+export const environmentNameList: Parse<ReadonlyArray<string>> = (raw) => {
+  const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
+  const bad = entries.find((entry) => !/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(entry))
+  return bad === undefined && entries.length > 0
+    ? Either.right(entries)
+    : Either.left(expected("a comma-separated list of environment variable names", bad ?? raw))
+}
+
 /** A comma-separated list of keys, each exactly 32 bytes of base64 (older Secret keys). */
 export const base64Key32List: Parse<ReadonlyArray<Uint8Array>> = (raw) => {
   const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)

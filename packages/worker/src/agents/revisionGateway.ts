@@ -13,7 +13,8 @@ import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { SecretDriver } from "@svc/core/drivers/secret"
 import type { NamespaceId } from "@svc/core/schema"
-import { Effect, Redacted } from "effect"
+import { ProcessConfiguration } from "@svc/core/config"
+import { Effect, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 
 /** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
@@ -142,7 +143,10 @@ export interface RevisionStart {
  */
 export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
   const driver = yield* ComputeDriver
-  const env = yield* revealEnvironment(start.namespaceId, start.snapshot)
+  const env = {
+    ...(yield* revealEnvironment(start.namespaceId, start.snapshot)),
+    ...(start.snapshot.harness.auth?.method === "runtime" ? yield* hostEnvironment : {})
+  }
   const probe = start.snapshot.harness.auth?.method === "runtime" ? undefined : {}
   // Staged until the first activation deletes them (SPEC 4.4 rule 3): never replayed afterwards.
   const sql = yield* SqlClient.SqlClient
@@ -161,6 +165,21 @@ export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(fun
     Effect.mapError(driverFailure),
     Effect.tapError((failure) => start.recordFailure ? recordRuntimeFailure(start.revisionId, failure) : Effect.void)
   )
+})
+
+/**
+ * `runtime` harness authentication (SPEC 2.5): the operator's credentials in this host's
+ * environment, passed through by name (`SVC_GATEWAY_HOST_ENV`) to the gateway's process only.
+ * They are never read into storage, a log line or a revision.
+ */
+const hostEnvironment = Effect.map(Effect.serviceOption(ProcessConfiguration), (config) => {
+  const names = Option.isSome(config) ? (config.value.gatewayHostEnvironment ?? []) : []
+  const env: Record<string, Redacted.Redacted<string>> = {}
+  for (const name of names) {
+    const value = process.env[name]
+    if (value !== undefined && value.length > 0) env[name] = Redacted.make(value)
+  }
+  return env
 })
 
 /** Notes on the revision which check its latest failed start stopped at (SPEC 2.7 `runtimeFailure`). */
