@@ -112,7 +112,12 @@ export const secretValues = (config: {
     Redacted.value(p.secrets.authSecret),
     ...keys.flatMap((key) => [key.toString("base64"), key.toString("base64url"), key.toString("hex")]),
     ...Option.match(p.secrets.devAdminPassword, { onNone: () => [], onSome: (v) => [Redacted.value(v)] }),
-    ...Option.match(p.databaseUrl, { onNone: () => [], onSome: databasePassword })
+    ...Option.match(p.databaseUrl, { onNone: () => [], onSome: databasePassword }),
+    // The operator's model credentials that runtime-authenticated gateways receive.
+    ...p.gatewayHostEnvironment.flatMap((name) => {
+      const value = process.env[name]
+      return value === undefined || value.length < 8 ? [] : [value]
+    })
   ]
   for (const provider of [installation?.providers.codehost, installation?.providers.idprovider]) {
     if (provider !== undefined) values.push(Redacted.value(provider.clientSecret))
