@@ -10,7 +10,7 @@ import { BuiltinRoles } from "@svc/core/iam"
 import { AgentId, RoleId } from "@svc/core/schema"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as http from "node:http"
+import { WebSocket } from "ws"
 import { bindInstallationAdmin, bindRole, createAccount, createNamespaceRow, createServicePrincipal, insertServiceKey, PASSWORD, signedInSession } from "../../../testing/identity.js"
 import { REQUEST_ID, TestServer } from "../../../testing/server.js"
 import { expectData, send } from "./support/iamServer.js"
@@ -76,30 +76,38 @@ const expectEnvelope = (result: HostResponse, status: number, code: string) => {
   expect(result.headers["x-request-id"]).toBe(result.body.meta.requestId)
 }
 
-/** An upgrade through the proxy; resolves with the echo of `message`, or the refusal. */
-const upgradeRequest = (baseUrl: string, host: string, headers: Record<string, string>, message: string) =>
-  Effect.async<{ upgraded: true; echo: string } | { upgraded: false; status: number; body: string }>((resume) => {
-    const request = http.request({
-      host: "127.0.0.1",
-      port: new URL(baseUrl).port,
-      path: "/ws?x=1",
-      agent: false,
-      headers: { ...headers, host, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" }
-    })
-    request.on("upgrade", (_response, socket) => {
-      socket.once("data", (data: Buffer) => {
-        socket.destroy()
-        resume(Effect.succeed({ upgraded: true, echo: data.toString("utf8") }))
-      })
-      socket.write(message)
-    })
-    request.on("response", (response) => {
+/**
+ * A WebSocket through the proxy: sends `messages` in order and resolves with the gateway's echoes
+ * (the recorder echoes every message) and the close code, or with the refusal.
+ */
+const upgradeRequest = (baseUrl: string, host: string, headers: Record<string, string>, messages: ReadonlyArray<string>) =>
+  Effect.async<{ upgraded: true; echoes: Array<string>; closeCode?: number } | { upgraded: false; status: number; body: string }>((resume) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${new URL(baseUrl).port}/ws?x=1`, { headers: { ...headers, host } })
+    const echoes: Array<string> = []
+    let done = false
+    const finish = (closeCode?: number) => {
+      if (done) return
+      done = true
+      socket.terminate()
+      resume(Effect.succeed({ upgraded: true, echoes, ...(closeCode === undefined ? {} : { closeCode }) }))
+    }
+    socket.on("unexpected-response", (_request, response) => {
+      done = true
       const chunks: Array<Buffer> = []
       response.on("data", (c: Buffer) => chunks.push(c))
       response.on("end", () => resume(Effect.succeed({ upgraded: false, status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") })))
     })
-    request.on("error", (error) => resume(Effect.die(error)))
-    request.end()
+    socket.on("open", () => {
+      for (const message of messages) socket.send(message)
+    })
+    socket.on("message", (data) => {
+      echoes.push(String(data))
+      if (echoes.length === messages.length) finish()
+    })
+    socket.on("close", (code) => finish(code))
+    socket.on("error", (error) => {
+      if (!done) resume(Effect.die(error))
+    })
   })
 
 describe("native admin: Agent hosts", () => {
@@ -278,13 +286,29 @@ describe("native admin: Agent hosts", () => {
         expectEnvelope(yield* post({ origin: `http://${agentHost(AgentId.make())}` }), 403, "FORBIDDEN")
         expect((yield* post({ origin: own })).status).toBe(200)
 
-        const refused = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: CONSOLE_ORIGIN }, "ping")
+        const refused = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: CONSOLE_ORIGIN }, [])
         expect(refused).toMatchObject({ upgraded: false, status: 403 })
-        const anonymous = yield* upgradeRequest(f.baseUrl, f.host, { origin: own }, "ping")
+        const anonymous = yield* upgradeRequest(f.baseUrl, f.host, { origin: own }, [])
         expect(anonymous).toMatchObject({ upgraded: false, status: 401 })
 
-        const relayed = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: own, "x-openclaw-scopes": "operator.admin" }, "ping")
-        expect(relayed).toEqual({ upgraded: true, echo: "ping" })
+        // The browser's connect request: its own credentials are dropped, the gateway token put
+        // in; its device proof and every later message cross unchanged, both ways. The recorder
+        // echoes, so the browser sees its rewritten frame here; a real gateway never echoes it.
+        const device = { id: "dev", publicKey: "pk", signature: "sig", signedAt: 1, nonce: "n" }
+        const connect = {
+          type: "req", id: "1", method: "connect",
+          params: { client: { id: "openclaw-control-ui", mode: "webchat" }, role: "operator", scopes: ["operator.admin"], device, auth: { token: "browser-token", password: "browser-password", deviceToken: "browser-device-token", bootstrapToken: "b" } }
+        }
+        const later = JSON.stringify({ type: "req", id: "2", method: "connect", params: { auth: { token: "later" } } })
+        const before = recorder.messages.length
+        const relayed = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: own, "x-openclaw-scopes": "operator.admin" }, [JSON.stringify(connect), later])
+        expect(relayed).toMatchObject({ upgraded: true })
+        const [first, second] = recorder.messages.slice(before)
+        // The gateway-issued device token is kept (the device signature covers it), nothing else.
+        expect(JSON.parse(first!)).toEqual({ ...connect, params: { ...connect.params, auth: { password: GATEWAY_TOKEN, deviceToken: "browser-device-token" } } })
+        for (const offered of ["browser-token", "browser-password", "\"b\""]) expect(first).not.toContain(offered)
+        expect(second).toBe(later)
+        expect(relayed.upgraded && relayed.echoes).toEqual([first, later])
         const seen = recorder.requests.at(-1)!
         expect(seen.url).toBe("/ws?x=1")
         expect(seen.headers["upgrade"]).toBe("websocket")
@@ -292,6 +316,12 @@ describe("native admin: Agent hosts", () => {
         expect(seen.headers["authorization"]).toBe(`Bearer ${GATEWAY_TOKEN}`)
         expect(seen.headers["cookie"]).toBeUndefined()
         expect(seen.headers["x-openclaw-scopes"]).toBeUndefined()
+
+        // A first message that is not a connect request closes the socket (1008) unsent.
+        const count = recorder.messages.length
+        const notConnect = yield* upgradeRequest(f.baseUrl, f.host, { cookie: sharedCookie(f.token), origin: own }, [JSON.stringify({ type: "req", id: "1", method: "chat.send" })])
+        expect(notConnect).toMatchObject({ upgraded: true, echoes: [], closeCode: 1008 })
+        expect(recorder.messages.length).toBe(count)
         const opened = yield* auditOf("agent.native-admin-opened")
         expect(opened).toContainEqual({ actor_principal_id: f.principalId, resource_id: f.agentId })
       }))

@@ -2,7 +2,7 @@
  * Relaying one admitted request to the gateway's private endpoint with Node's `http` (see
  * docs/decisions/native-admin.md for why no proxy library): the browser's request body streams
  * to the gateway and the gateway's answer streams back on the raw Node response; a WebSocket
- * handshake is relayed and both sockets are then piped to each other until either closes.
+ * handshake is terminated here and relayed message by message (websocket.ts).
  */
 import { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -10,8 +10,8 @@ import type { PrivateEndpoint } from "@svc/core/drivers/compute"
 import { DependencyUnavailable } from "@svc/core/errors"
 import { Effect } from "effect"
 import * as http from "node:http"
-import type { Duplex } from "node:stream"
 import { browserResponseHeaders, gatewayRequestHeaders } from "./headers.js"
+import { relayWebSocket } from "./websocket.js"
 
 /** What happened, for the access log: the gateway's status (101 for a relayed WebSocket). */
 export interface Relayed {
@@ -26,32 +26,25 @@ const pathOf = (url: string | undefined): string => {
   return `${parsed.pathname}${parsed.search}`
 }
 
-const statusLine = (response: http.IncomingMessage): string => {
-  const lines = [`HTTP/1.1 ${response.statusCode ?? 101} ${response.statusMessage ?? "Switching Protocols"}`]
-  for (let i = 0; i < response.rawHeaders.length; i += 2) {
-    const name = response.rawHeaders[i]!
-    if (name.toLowerCase() === "set-cookie") continue
-    lines.push(`${name}: ${response.rawHeaders[i + 1]!}`)
-  }
-  return `${lines.join("\r\n")}\r\n\r\n`
-}
-
-/** Both sockets piped to each other; resolves once both are closed. */
-const splice = (client: Duplex, gateway: Duplex, head: Buffer): Promise<void> =>
-  new Promise((resolve) => {
-    let open = 2
-    const closed = () => {
-      client.destroy()
-      gateway.destroy()
-      if (--open === 0) resolve()
-    }
-    client.once("close", closed)
-    gateway.once("close", closed)
-    client.on("error", () => client.destroy())
-    gateway.on("error", () => gateway.destroy())
-    if (head.length > 0) client.write(head)
-    gateway.pipe(client)
-    client.pipe(gateway)
+/**
+ * A WebSocket handshake: terminated here and relayed frame by frame (websocket.ts), so that the
+ * gateway token can be put in the Control UI's `connect` request.
+ */
+const relayUpgrade = (
+  request: HttpServerRequest.HttpServerRequest,
+  endpoint: PrivateEndpoint
+): Effect.Effect<Relayed, DependencyUnavailable> =>
+  Effect.async<Relayed, DependencyUnavailable>((resume) => {
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    const target = new URL(endpoint.url)
+    const abort = relayWebSocket(incoming, incoming.socket, Buffer.alloc(0), {
+      url: `ws://${target.host}${pathOf(incoming.url)}`,
+      headers: gatewayRequestHeaders(incoming.headers, { host: target.host, token: endpoint.token }, true),
+      token: endpoint.token
+    }, (status) => resume(status === undefined
+      ? Effect.zipRight(Effect.logWarning("native admin: the gateway WebSocket failed"), Effect.fail(unreachable()))
+      : Effect.succeed({ status })))
+    return Effect.sync(abort)
   })
 
 export const relay = (
@@ -60,7 +53,7 @@ export const relay = (
   requestId: string,
   upgrade: boolean
 ): Effect.Effect<Relayed, DependencyUnavailable> =>
-  Effect.async<Relayed, DependencyUnavailable>((resume) => {
+  upgrade ? relayUpgrade(request, endpoint) : Effect.async<Relayed, DependencyUnavailable>((resume) => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     const target = new URL(endpoint.url)
     const outgoing = http.request({
@@ -80,12 +73,6 @@ export const relay = (
         Effect.fail(unreachable())
       ))
     })
-    outgoing.on("upgrade", (response, gatewaySocket, head) => {
-      answered = true
-      const client = incoming.socket
-      client.write(statusLine(response))
-      void splice(client, gatewaySocket, head).then(() => resume(Effect.succeed({ status: 101 })))
-    })
     outgoing.on("response", (response) => {
       answered = true
       const browser = NodeHttpServerRequest.toServerResponse(request)
@@ -103,7 +90,6 @@ export const relay = (
         done()
       })
     })
-    if (upgrade) outgoing.end()
-    else incoming.pipe(outgoing)
+    incoming.pipe(outgoing)
     return Effect.sync(() => outgoing.destroy())
   })

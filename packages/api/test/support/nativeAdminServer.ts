@@ -10,6 +10,7 @@ import { ComputeDriver, ComputeFailure, makeLocalCompute } from "@svc/core/drive
 import { Context, Effect, Layer } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { WebSocketServer } from "ws"
 import * as os from "node:os"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import { serveForTest } from "../../../../testing/server.js"
@@ -67,18 +68,21 @@ export interface Recorded {
   readonly headers: http.IncomingHttpHeaders
 }
 
-/** A loopback HTTP server that records what reaches it; upgrades get a 101 and an echo. */
+/** A loopback HTTP server that records what reaches it; WebSockets are accepted and echo every message. */
 export class Recorder extends Context.Tag("test/Recorder")<Recorder, {
   readonly url: string
   readonly requests: Array<Recorded>
   /** Agents whose "gateway" is this server (others have no private endpoint). */
   readonly gateways: Set<string>
+  /** WebSocket messages as the gateway received them. */
+  readonly messages: Array<string>
 }>() {
   static readonly layer = Layer.scoped(
     Recorder,
     Effect.acquireRelease(
-      Effect.async<{ server: http.Server; url: string; requests: Array<Recorded>; gateways: Set<string> }>((resume) => {
+      Effect.async<{ server: http.Server; url: string; requests: Array<Recorded>; messages: Array<string>; gateways: Set<string> }>((resume) => {
         const requests: Array<Recorded> = []
+        const messages: Array<string> = []
         const server = http.createServer((request, response) => {
           requests.push({ method: request.method!, url: request.url!, headers: request.headers })
           request.resume()
@@ -88,14 +92,20 @@ export class Recorder extends Context.Tag("test/Recorder")<Recorder, {
             response.end("<!doctype html><title>recorder</title>")
           })
         })
-        server.on("upgrade", (request, socket) => {
+        // A WebSocket endpoint that records the messages it receives and echoes each back.
+        const sockets = new WebSocketServer({ noServer: true })
+        server.on("upgrade", (request, socket, head) => {
           requests.push({ method: request.method!, url: request.url!, headers: request.headers })
-          socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-          socket.pipe(socket)
+          sockets.handleUpgrade(request, socket, head, (ws) => {
+            ws.on("message", (data, isBinary) => {
+              messages.push(Buffer.isBuffer(data) ? data.toString("utf8") : String(data))
+              ws.send(data, { binary: isBinary })
+            })
+          })
         })
         server.listen(0, "127.0.0.1", () => {
           const port = (server.address() as AddressInfo).port
-          resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, requests, gateways: new Set<string>() }))
+          resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, requests, messages, gateways: new Set<string>() }))
         })
       }),
       ({ server }) => Effect.async<void>((resume) => {
