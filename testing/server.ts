@@ -52,6 +52,7 @@ export class LogCapture extends Context.Tag("testing/LogCapture")<LogCapture, { 
 export const call = async (url: string, init?: RequestInit) => {
   const response = await fetch(url, init)
   const text = await response.text()
+  // Untyped on purpose: tests read whatever JSON came back and assert its exact shape.
   let body: any = undefined
   try {
     body = text.length > 0 ? JSON.parse(text) : undefined

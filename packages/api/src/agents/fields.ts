@@ -11,10 +11,12 @@ import {
   CredentialSourceId,
   detailMessage,
   JsonObject,
+  KeyedRecord,
   Limits,
   LONE_SURROGATE,
   OneOf,
   PatternString,
+  PluginId,
   RequestBody,
   ServiceAccountId
 } from "@svc/core/schema"
@@ -91,32 +93,6 @@ export type HarnessAuth = typeof HarnessAuth.Type
 // ---------------------------------------------------------------------------------------------
 // Maps whose keys have rules
 
-/** The first problem `key` finds with a name, as a detail message, or undefined. */
-const keyProblem = (key: Schema.Schema<string>) => {
-  const decode = Schema.decodeUnknownEither(key)
-  return (name: string): string | undefined =>
-    Either.match(decode(name), {
-      onLeft: (error) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message,
-      onRight: () => undefined
-    })
-}
-
-/**
- * A map whose names must satisfy `key`. Checked by a filter, not a key schema: a Record reports a
- * key its key schema refuses as an unknown field; a bad name gets its own code at its pointer.
- */
-const KeyedRecord = <V extends Schema.Schema.Any>(key: Schema.Schema<string>, value: V) => {
-  const problemOf = keyProblem(key)
-  return Schema.Record({ key: Schema.String, value }).pipe(
-    Schema.filter((record) =>
-      Object.keys(record).flatMap((name) => {
-        const message = problemOf(name)
-        return message === undefined ? [] : [{ path: [name], message }]
-      })
-    )
-  )
-}
-
 /** A struct of optional fields that must hold at least one (SPEC 2.9). */
 const atLeastOneField = <S extends Schema.Schema<object, object>>(self: S) =>
   self.pipe(
@@ -128,7 +104,6 @@ const atLeastOneField = <S extends Schema.Schema<object, object>>(self: S) =>
 // ---------------------------------------------------------------------------------------------
 // Plugins (SPEC 2.9) and approvers (SPEC 2.4)
 
-export const PluginId = PatternString(/^[A-Za-z0-9._~:@-]+$/, Limits.pluginId.max)
 
 /** The former values `native`, `prompt` and `approve` are not among them (INVALID_VALUE). */
 export const ApprovalMode = OneOf("provider_default", "all_actions", "write_actions", "none")

@@ -6,7 +6,8 @@
  */
 import { Schema } from "effect"
 import { firstTooDeep } from "../http/jsonDepth.js"
-import { issueOf, keysOf, launchSettings, maxEntries, type StringRule } from "../schema/agentSettings.js"
+import { launchSettings, type StringRule } from "../schema/agentSettings.js"
+import { issueOf, keysOf, maxEntries } from "../schema/records.js"
 import { JsonValue } from "../schema/json.js"
 import { detailMessage } from "../schema/detailCodes.js"
 import { Limits } from "../schema/limits.js"

@@ -6,10 +6,11 @@
  * Discriminators (`method`, `kind`, `delivery.type`) and object keys are never templated: they
  * choose the shape that admission checks.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Schema } from "effect"
 import { detailMessage } from "./detailCodes.js"
-import { environmentNameProblem } from "./environment.js"
+import { EnvironmentName } from "./environment.js"
 import { JsonObject } from "./json.js"
+import { keysOf, maxEntries } from "./records.js"
 import { CredentialSourceId, NamespaceId, SecretId, ServiceAccountId } from "./ids.js"
 import { Limits } from "./limits.js"
 import { BoundedString, OneOf, PatternString, RequestBody, ResourceName } from "./strings.js"
@@ -20,10 +21,6 @@ export type StringRule = (checked: Schema.Schema.AnyNoContext) => Schema.Schema<
 /** Every string as SPEC says. */
 export const exactly: StringRule = (checked) => checked as Schema.Schema<string>
 
-/** The first issue `schema` finds in `value`, or true when there is none (a filter's answer). */
-export const issueOf = (schema: Schema.Schema.AnyNoContext, value: string): true | ParseResult.ParseIssue =>
-  Either.match(ParseResult.decodeUnknownEither(schema)(value), { onLeft: (issue) => issue, onRight: () => true })
-
 /** An identifier of one kind, as a plain string (INVALID_FORMAT otherwise). */
 const idOf = (id: { readonly isValid: (value: unknown) => boolean; readonly prefix: string }) =>
   Schema.String.pipe(
@@ -32,40 +29,8 @@ const idOf = (id: { readonly isValid: (value: unknown) => boolean; readonly pref
 
 const hasControlOrSpace = (s: string) => /[\u0000-\u0020\u007f-\u009f]/.test(s)
 
-/** At most `max` entries in a map (TOO_LONG). */
-export const maxEntries = (max: number) =>
-  <A extends Readonly<Record<string, unknown>>, I, R>(self: Schema.Schema<A, I, R>) =>
-    self.pipe(
-      Schema.filter((record) => Object.keys(record).length <= max, {
-        message: detailMessage("TOO_LONG", `must hold at most ${max} entries`)
-      })
-    )
-
-/**
- * Every key of a map checked by `key`, each problem at the key's own path. (A refined key
- * schema in `Schema.Record` reports a bad key as an unknown field, which is not what it is.)
- */
-export const keysOf = (key: Schema.Schema.AnyNoContext) =>
-  <A extends Readonly<Record<string, unknown>>, I, R>(self: Schema.Schema<A, I, R>) =>
-    self.pipe(
-      Schema.filter((record) =>
-        Object.keys(record).flatMap((name) => {
-          const issue = issueOf(key, name)
-          return issue === true ? [] : [new ParseResult.Pointer(name, record, issue)]
-        })
-      )
-    )
-
 /** A plugin ID (SPEC 2.9). */
 export const PluginId = PatternString(/^[A-Za-z0-9._~:@-]{1,253}$/, Limits.pluginId.max)
-
-/** A Secret binding's destination (SPEC 2.8): see `environment.ts` for the reserved names. */
-export const EnvName = Schema.String.pipe(
-  Schema.filter((name) => {
-    const problem = environmentNameProblem(name)
-    return problem === undefined ? true : problem
-  })
-)
 
 /** The Agent launch settings and the Configuration document, with strings admitted by `text`. */
 export const launchSettings = (text: StringRule) => {
@@ -143,7 +108,7 @@ export const launchSettings = (text: StringRule) => {
     values: JsonObject,
     secretBindings: Schema.optional(
       Schema.Record({ key: Schema.String, value: SecretBinding }).pipe(
-        keysOf(EnvName),
+        keysOf(EnvironmentName),
         maxEntries(Limits.configurationSecretBindings)
       )
     )

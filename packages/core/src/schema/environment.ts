@@ -9,6 +9,7 @@
  */
 import { Schema } from "effect"
 import { detailMessage } from "./detailCodes.js"
+import { KeyedRecord } from "./records.js"
 
 /** Exact names that control the process, its loader, its shell or its network path. */
 export const ReservedEnvironmentNames: ReadonlyArray<string> = [
@@ -63,17 +64,10 @@ export const environmentNameProblem = (name: string): string | undefined => {
   return reserved === undefined ? undefined : detailMessage("INVALID_VALUE", reserved)()
 }
 
-/**
- * A map keyed by destination environment variable names. The names are checked by a filter
- * rather than a key schema: a Record reports a key its key schema refuses as an unknown field,
- * and a bad name deserves its own detail code at its own pointer.
- */
-export const EnvironmentRecord = <V extends Schema.Schema.Any>(value: V) =>
-  Schema.Record({ key: Schema.String, value }).pipe(
-    Schema.filter((record) =>
-      Object.keys(record).flatMap((name) => {
-        const problem = environmentNameProblem(name)
-        return problem === undefined ? [] : [{ path: [name], message: problem }]
-      })
-    )
-  )
+/** A destination environment variable name (SPEC 2.8), with the problem as its detail message. */
+export const EnvironmentName = Schema.String.pipe(
+  Schema.filter((name) => environmentNameProblem(name) ?? true)
+).annotations({ description: "An environment variable name that is not reserved" })
+
+/** A map keyed by destination environment variable names, each name checked at its own pointer. */
+export const EnvironmentRecord = <V extends Schema.Schema.Any>(value: V) => KeyedRecord(EnvironmentName, value)
