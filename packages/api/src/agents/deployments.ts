@@ -9,12 +9,12 @@ import { InstallationConfiguration } from "@svc/core/config"
 import { AgentDeleting, Forbidden, NamespaceNotReady, NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller, decide, visibleTo } from "@svc/core/iam"
 import { type AgentId, type ConfigurationId, type NamespaceId, RevisionId } from "@svc/core/schema"
-import { AGENT_DEPLOY, AGENT_STOP, WorkOutbox } from "@svc/core/tenancy"
+import { AGENT_DEPLOY, AGENT_STOP, deliveredSecrets, WorkOutbox } from "@svc/core/tenancy"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import type { Page } from "../iam/access.js"
 import { secretRef } from "../secrets/secrets.js"
-import { admitDraft, harnessSecretId } from "./admission.js"
+import { admitDraft } from "./admission.js"
 import { type HarnessAuth, readSavedSettings } from "./fields.js"
 import type { AgentRevision, DeploymentStatus } from "./schemas.js"
 import { workStatus } from "./workStatus.js"
@@ -110,10 +110,7 @@ export const deployAgent = Effect.fn("Agents.deploy")(function* (namespaceId: st
     `
     const configuration = configurations[0]
     if (configuration === undefined) return yield* new NotFound({ message: "The Configuration does not exist in this Namespace." })
-    const secretIds = [...new Set([
-      ...Object.values(configuration.secret_bindings).map((binding) => binding.source.id),
-      ...(harnessSecretId(harnessAuth) === undefined ? [] : [harnessSecretId(harnessAuth)!])
-    ])].sort()
+    const secretIds = [...new Set(deliveredSecrets(configuration.secret_bindings, harnessAuth).map((d) => d.secretId))].sort()
     yield* authorizeSecrets(namespaceId, agent, secretIds)
 
     const id = RevisionId.make()

@@ -59,3 +59,21 @@ export const AgentProvisionRequest = Schema.Struct({
   })
 })
 export type AgentProvisionRequest = typeof AgentProvisionRequest.Type
+
+/** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
+export const MODEL_API_KEY_VARIABLE = "MODEL_API_KEY"
+
+/**
+ * What a revision delivers to its gateway: each Configuration binding under its name, and the
+ * harness Secret as `MODEL_API_KEY`. One rule for both sides: the API authorizes exactly these
+ * Secrets at deploy time and the worker reveals exactly these at start.
+ */
+export const deliveredSecrets = (
+  secretBindings: Readonly<Record<string, { readonly source: { readonly id: string } }>>,
+  harnessAuth: { readonly method: string; readonly source?: { readonly id: string } } | null | undefined
+): ReadonlyArray<{ readonly destination: string; readonly secretId: string }> => [
+  ...Object.entries(secretBindings).map(([destination, binding]) => ({ destination, secretId: binding.source.id })),
+  ...((harnessAuth?.method === "api_key" || harnessAuth?.method === "direct_token") && harnessAuth.source !== undefined
+    ? [{ destination: MODEL_API_KEY_VARIABLE, secretId: harnessAuth.source.id }]
+    : [])
+]

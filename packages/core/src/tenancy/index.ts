@@ -18,6 +18,8 @@ export {
   AgentProvisionPayload,
   AgentProvisionRequest,
   AgentWorkPayload,
+  deliveredSecrets,
+  MODEL_API_KEY_VARIABLE,
   type ProvisioningPhase,
   ProvisioningPhases
 } from "./agents.js"

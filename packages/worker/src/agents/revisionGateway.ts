@@ -13,12 +13,12 @@ import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { SecretDriver } from "@svc/core/drivers/secret"
 import type { NamespaceId } from "@svc/core/schema"
+import { deliveredSecrets } from "@svc/core/tenancy"
 import { ProcessConfiguration } from "@svc/core/config"
 import { Effect, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 
-/** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
-export const MODEL_API_KEY_VARIABLE = "MODEL_API_KEY"
+export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
 
 export const AgentWorkCodes = {
   DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
@@ -54,27 +54,28 @@ export const revisionSnapshot = (revisionId: string) =>
     return rows[0]?.snapshot
   }).pipe(Effect.catchTag("SqlError", databaseFailure))
 
-/** The revision's Secrets, revealed: the Configuration's bindings and the harness key. */
+/** The revision's Secrets (`deliveredSecrets`), read in one query and revealed. */
 export const revealEnvironment = (namespaceId: string, snapshot: Snapshot) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const secrets = yield* SecretDriver
-    const wanted: Array<[string, string]> = Object.entries(snapshot.secretBindings).map(([name, binding]) => [name, binding.source.id])
-    const auth = snapshot.harness.auth
-    if (auth?.method === "api_key" && auth.source !== undefined) wanted.push([MODEL_API_KEY_VARIABLE, auth.source.id])
+    const wanted = deliveredSecrets(snapshot.secretBindings, snapshot.harness.auth)
     const env: Record<string, Redacted.Redacted<string>> = {}
-    for (const [name, secretId] of wanted) {
-      const rows = yield* sql<{ key_id: string; nonce: Uint8Array; ciphertext: Uint8Array; tag: Uint8Array }>`
-        SELECT key_id, nonce, ciphertext, tag FROM secrets WHERE id = ${secretId} AND namespace_id = ${namespaceId}
-      `
-      const row = rows[0]
+    if (wanted.length === 0) return env
+    const rows = yield* sql<{ id: string; key_id: string; nonce: Uint8Array; ciphertext: Uint8Array; tag: Uint8Array }>`
+      SELECT id, key_id, nonce, ciphertext, tag FROM secrets
+      WHERE namespace_id = ${namespaceId} AND id IN ${sql.in([...new Set(wanted.map((w) => w.secretId))])}
+    `
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    for (const { destination, secretId } of wanted) {
+      const row = byId.get(secretId)
       const unavailable = new WorkFailure({
         code: AgentWorkCodes.SECRET_UNAVAILABLE,
         message: "A Secret the revision delivers could not be read.",
         permanent: row === undefined
       })
       if (row === undefined) return yield* unavailable
-      env[name] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
+      env[destination] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
         Effect.tapError((error) => Effect.logWarning("a revision's Secret could not be revealed", { secretId, reason: error._tag })),
         Effect.mapError(() => new WorkFailure({ ...unavailable, permanent: true }))
       )
