@@ -31,6 +31,9 @@ export const AGENT_COLUMNS = `a.id, a.namespace_id, a.name, a.configuration_id, 
   a.backend_id, a.settings, a.workspace_defaults_id, a.status, a.desired_runtime_state, a.active_revision_id,
   a.deletion_initiator, a.created_at, a.updated_at`
 
+/** SPEC 2.4: the profile of a direct repository binding that names none. */
+export const DIRECT_BINDING_PROFILE = "git-write"
+
 export const agentRef = (namespaceId: string, agentId: string) => ({ kind: "agent", id: agentId, namespaceId }) as const
 
 export const agentNotFound = () => new NotFound({ message: "The Agent does not exist." })
@@ -48,8 +51,11 @@ export const toAgent = (row: AgentRow): Agent => {
     ...(unreadable.includes("harnessAuth") ? {} : { harnessAuth: settings.harnessAuth ?? null }),
     ...(settings.plugins === undefined ? {} : { plugins: settings.plugins }),
     ...(settings.pluginApprovers === undefined ? {} : { pluginApprovers: settings.pluginApprovers }),
-    // SPEC 2.4: the array is shown only when non-empty.
-    ...(bindings === undefined || bindings.length === 0 ? {} : { repositoryBindings: bindings }),
+    // SPEC 2.4: the array is shown only when non-empty, each binding with its profile (direct
+    // bindings default to `git-write`).
+    ...(bindings === undefined || bindings.length === 0
+      ? {}
+      : { repositoryBindings: bindings.map((b) => ({ ...b, profile: b.profile ?? DIRECT_BINDING_PROFILE })) }),
     ...(settings.repositoryAccess === undefined ? {} : { repositoryAccess: settings.repositoryAccess }),
     ...(row.workspace_defaults_id === null ? {} : { workspaceDefaultsId: row.workspace_defaults_id }),
     servicePrincipalId: row.service_principal_id,
