@@ -1,6 +1,6 @@
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { SvcApi } from "./api.js"
+import { SvcApi } from "@svc/core/api"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"

@@ -1,4 +1,4 @@
-export { SvcApi } from "./api.js"
+export { SvcApi } from "@svc/core/api"
 export { ApiGroupsLive, ApiServerLive, nativeAdminPipeline } from "./apiServer.js"
 export { HealthLive } from "./health/http.js"
 export { listen, type ServerOptions } from "./server.js"

@@ -21,7 +21,7 @@ import {
   readSavedSettings,
   SavedSettings,
   UpdateAgent
-} from "../src/agents/fields.js"
+} from "@svc/core/api"
 
 const detailsOf = <A, I>(schema: Schema.Schema<A, I>) => (input: unknown): ReadonlyArray<ErrorDetail> => {
   const result = Schema.decodeUnknownEither(schema)(input)

@@ -14,7 +14,7 @@
 import { HttpApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Authentication, SvcApi } from "@svc/api"
+import { Authentication, SvcApi } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
 import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"

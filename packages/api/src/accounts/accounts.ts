@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { hashPassword } from "../auth/passwords.js"
 import { isUniqueViolation, transactional } from "./guards.js"
 import type { EnabledProviders } from "./providers.js"
-import type { AccountState, CreateAccountBody, CreatedAccount } from "./schemas.js"
+import type { AccountState, CreateAccountBody, CreatedAccount } from "@svc/core/api"
 
 const NAMESPACE_ROLE_IDS: ReadonlyArray<string> = Object.values(BuiltinRoles)
   .filter((role) => role.scope === "namespace")

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { createAccount, readAccount } from "./accounts.js"
 import { attachIdentity, changeAccountState, detachMethod, enrolAccount } from "./accountState.js"
 import { requireHumanAdministrator } from "./guards.js"

@@ -4,7 +4,7 @@ import { AuthAccountsLive } from "./accountsHttp.js"
 import { AccountReadOriginLive, SessionInspectionLive, SignInOriginLive } from "./middleware.js"
 import { AuthSessionsLive } from "./sessionsHttp.js"
 
-export { AuthAccountsApi, AuthSessionsApi } from "./api.js"
+export { AuthAccountsApi, AuthSessionsApi } from "@svc/core/api"
 
 /** Both groups with the middlewares only they use; needs an SqlClient and AuthSettings. */
 export const AccountsLive = Layer.mergeAll(AuthSessionsLive, AuthAccountsLive).pipe(

@@ -1,19 +1,11 @@
-import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
+import { AccountReadOrigin, SessionInspection, SignInOrigin } from "@svc/core/api"
 import { SqlClient } from "@effect/sql"
-import { ErrorWire, Forbidden, Unauthenticated } from "@svc/core/errors"
+import { Forbidden, Unauthenticated } from "@svc/core/errors"
 import type { Caller } from "@svc/core/iam"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { authenticate } from "../auth/authentication.js"
 import { AuthSettings } from "../auth/settings.js"
-
-/**
- * SPEC 5.3 for sign-in: an `Origin`, when sent, must be the auth base URL's origin (a malformed
- * or different one is 403), and `Sec-Fetch-Site: cross-site` is rejected. A command-line client
- * may omit both headers.
- */
-export class SignInOrigin extends HttpApiMiddleware.Tag<SignInOrigin>()("SignInOrigin", {
-  failure: ErrorWire.FORBIDDEN
-}) {}
 
 export const SignInOriginLive = Layer.effect(
   SignInOrigin,
@@ -30,16 +22,6 @@ export const SignInOriginLive = Layer.effect(
     }))
 )
 
-/**
- * Account state reads (SPEC 4.1) need a trusted Origin; browsers send none on same-origin GETs,
- * so a read is refused only when it carries a different or malformed `Origin`, or a
- * `Sec-Fetch-Site` other than `same-origin` (docs/decisions/identity.md). Mutations are
- * covered by the authentication middleware.
- */
-export class AccountReadOrigin extends HttpApiMiddleware.Tag<AccountReadOrigin>()("AccountReadOrigin", {
-  failure: ErrorWire.FORBIDDEN
-}) {}
-
 export const AccountReadOriginLive = Layer.effect(
   AccountReadOrigin,
   Effect.map(AuthSettings, (settings) =>
@@ -52,22 +34,6 @@ export const AccountReadOriginLive = Layer.effect(
       }
     }))
 )
-
-/** The session of `GET /api/auth/session`: none for an anonymous caller. */
-export class InspectedSession extends Context.Tag("@svc/api/accounts/InspectedSession")<
-  InspectedSession,
-  Option.Option<Caller>
->() {}
-
-/**
- * Session inspection (SPEC 5.2, 5.5.4): a request with no credential at all is anonymous; any
- * credential present is checked exactly as on a protected route (a forged, expired or revoked
- * session, or a mismatched session key, is 401). A service key never yields a session: 401.
- */
-export class SessionInspection extends HttpApiMiddleware.Tag<SessionInspection>()("SessionInspection", {
-  provides: InspectedSession,
-  failure: Schema.Union(ErrorWire.UNAUTHENTICATED, ErrorWire.FORBIDDEN, ErrorWire.DEPENDENCY_UNAVAILABLE)
-}) {}
 
 export const SessionInspectionLive = Layer.effect(
   SessionInspection,

@@ -12,7 +12,7 @@ import { authorize } from "../auth/authorize.js"
 import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
 import { secretRef } from "../secrets/secrets.js"
-import type { ExecutionMode, HarnessAuth, Plugins } from "./fields.js"
+import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 
 export interface Draft {
   readonly configurationId: string

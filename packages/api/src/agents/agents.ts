@@ -14,7 +14,7 @@ import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite } from "../namespaces/children.js"
 import { admitDraft, type Draft, harnessSecretId, type LaunchDraft } from "./admission.js"
-import type { CreateAgent, UpdateAgent } from "./fields.js"
+import type { CreateAgent, UpdateAgent } from "@svc/core/api"
 import { AGENT_COLUMNS, type AgentRow, agentRef, requireAgent, toAgent } from "./store.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 

@@ -8,7 +8,7 @@ import { DependencyUnavailable, ResourceConflict } from "@svc/core/errors"
 import type { NamespaceId, RevisionId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
-import { readSavedSettings } from "./fields.js"
+import { readSavedSettings } from "@svc/core/api"
 import { findRevision, revisionRef } from "./deployments.js"
 import { agentRef, requireAgent } from "./store.js"
 

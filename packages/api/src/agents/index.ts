@@ -1,2 +1,2 @@
-export { AgentsApi } from "./api.js"
+export { AgentsApi } from "@svc/core/api"
 export { AgentsLive } from "./http.js"

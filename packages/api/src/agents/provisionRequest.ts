@@ -10,10 +10,10 @@ import { type PresetTemplate, renderPreset } from "@svc/core/presets"
 import { Limits, RequestBody } from "@svc/core/schema"
 import { Either, Effect, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
-import type { SecretBindings } from "../configurations/schemas.js"
+import type { SecretBindings } from "@svc/core/api"
 import { getPreset } from "../presets/presets.js"
-import { CreateAgent } from "./fields.js"
-import type { ProvisionAgent } from "./provisionSchemas.js"
+import { CreateAgent } from "@svc/core/api"
+import type { ProvisionAgent } from "@svc/core/api"
 
 /** The launch fields of a create body, without its name and Configuration reference. */
 export type LaunchFields = Omit<CreateAgent, "name" | "configurationId">

@@ -19,7 +19,7 @@ import { secretRef } from "../secrets/secrets.js"
 import { agentFieldsOf } from "./agents.js"
 import { admitLaunchSettings, type LaunchDraft } from "./admission.js"
 import { bodyDigest, resolveRequest } from "./provisionRequest.js"
-import type { ProvisionAgent, ProvisioningWork } from "./provisionSchemas.js"
+import type { ProvisionAgent, ProvisioningWork } from "@svc/core/api"
 import { workStatus } from "./workStatus.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 

@@ -6,8 +6,8 @@ import { SqlClient } from "@effect/sql"
 import { NotFound } from "@svc/core/errors"
 import type { AgentId, ConfigurationId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { Effect } from "effect"
-import { type ExecutionMode, readSavedSettings } from "./fields.js"
-import type { Agent } from "./schemas.js"
+import { type ExecutionMode, readSavedSettings } from "@svc/core/api"
+import type { Agent } from "@svc/core/api"
 
 export interface AgentRow {
   readonly id: string

@@ -1,20 +1,12 @@
-import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
+import { Authentication } from "@svc/core/api"
 import { SqlClient } from "@effect/sql"
-import { DependencyUnavailable, ErrorWire, Forbidden, Unauthenticated } from "@svc/core/errors"
-import { type Caller, CurrentCaller } from "@svc/core/iam"
-import { Effect, Layer, Option, Schema } from "effect"
+import { DependencyUnavailable, Forbidden, Unauthenticated } from "@svc/core/errors"
+import type { Caller } from "@svc/core/iam"
+import { Effect, Layer, Option } from "effect"
 import { resolveServiceKey, resolveSession } from "./credentials.js"
 import { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
 import { AuthSettings } from "./settings.js"
-
-/**
- * The one authentication middleware of every protected route (SPEC 5.1-5.3, 5.9). It provides
- * the `CurrentCaller`; handlers then authorize the exact resource.
- */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  provides: CurrentCaller,
-  failure: Schema.Union(ErrorWire.UNAUTHENTICATED, ErrorWire.FORBIDDEN, ErrorWire.DEPENDENCY_UNAVAILABLE)
-}) {}
 
 const unauthenticated = (message = "Authentication is required.") => new Unauthenticated({ message })
 

@@ -1,4 +1,4 @@
-export { authenticate, Authentication, AuthenticationLive } from "./authentication.js"
+export { authenticate, AuthenticationLive } from "./authentication.js"
 export { type AuthorizationError, authorize } from "./authorize.js"
 export { resolveServiceKey, resolveSession } from "./credentials.js"
 export { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"

@@ -14,7 +14,7 @@ import { authorize } from "../auth/authorize.js"
 import { isForeignKeyViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite, requireExternalNamespaceProvisioned } from "../namespaces/children.js"
 import { secretRef } from "../secrets/secrets.js"
-import type { Configuration, SecretBindings } from "./schemas.js"
+import type { Configuration, SecretBindings } from "@svc/core/api"
 
 interface ConfigurationRow {
   readonly id: string

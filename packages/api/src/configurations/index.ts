@@ -1,3 +1,3 @@
-export { ConfigurationsApi } from "./api.js"
+export { ConfigurationsApi } from "@svc/core/api"
 export { configurationReferrer } from "./configurations.js"
 export { ConfigurationsLive } from "./http.js"

@@ -2,9 +2,9 @@ import { InstallationConfiguration, ProcessConfiguration } from "@svc/core/confi
 import type { OAuthProvider } from "@svc/core/config"
 import { Context, Effect, Layer } from "effect"
 
-/** The two external sign-in providers (SPEC 5.1). */
-export const PROVIDERS = ["codehost", "idprovider"] as const
-export type ProviderId = (typeof PROVIDERS)[number]
+import { PROVIDERS, type ProviderId } from "@svc/core/api"
+
+export { PROVIDERS, type ProviderId }
 
 /** What external sign-in needs from the configuration. */
 export interface ExternalSignInSettingsShape {

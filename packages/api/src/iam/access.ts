@@ -8,7 +8,7 @@ import { NotFound } from "@svc/core/errors"
 import { BuiltinRoles, CurrentCaller, Installation, type ResourceRef } from "@svc/core/iam"
 import { Effect } from "effect"
 import { type AuthorizationError, authorize } from "../auth/authorize.js"
-import { DEFAULT_PAGE_SIZE, type PageParams } from "./schemas.js"
+import { DEFAULT_PAGE_SIZE, type PageParams } from "@svc/core/api"
 
 export const namespaceRef = (id: string): ResourceRef => ({ kind: "namespace", id })
 

@@ -17,7 +17,7 @@ import {
   requireNamespace
 } from "./access.js"
 import { findBindableRole } from "./roles.js"
-import type { AccessBinding, BindableKind } from "./schemas.js"
+import type { AccessBinding, BindableKind } from "@svc/core/api"
 
 interface BindingRow {
   readonly id: string

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { pageOf } from "./access.js"
 import { createBinding, deleteBinding, getBinding, listBindings } from "./bindings.js"
 import { createRole, deleteRole, getRole, listRoles } from "./roles.js"

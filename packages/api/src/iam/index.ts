@@ -1,3 +1,3 @@
-export { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "./api.js"
+export { IamAccessBindingsApi, IamRolesApi, IamServicePrincipalsApi } from "@svc/core/api"
 export { IamLive } from "./http.js"
-export { isNamespacePermission } from "./schemas.js"
+export { isNamespacePermission } from "@svc/core/api"

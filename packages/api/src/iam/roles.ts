@@ -18,7 +18,7 @@ import {
   type Page,
   requireNamespace
 } from "./access.js"
-import type { Role } from "./schemas.js"
+import type { Role } from "@svc/core/api"
 
 interface RoleRow {
   readonly id: string

@@ -11,7 +11,7 @@ import { type NamespaceId, ServicePrincipalId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { authorizeNamespaceAdministration, type Page } from "./access.js"
-import type { ServicePrincipal } from "./schemas.js"
+import type { ServicePrincipal } from "@svc/core/api"
 
 interface PrincipalRow {
   readonly id: string

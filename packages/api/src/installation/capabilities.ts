@@ -1,5 +1,5 @@
 import type { InstallationConfig } from "@svc/core/config"
-import type { Capabilities } from "./api.js"
+import type { Capabilities } from "@svc/core/api"
 
 /**
  * The capabilities the selected Drivers give (SPEC 2.2); docs/decisions/iam.md explains each.

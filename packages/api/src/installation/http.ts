@@ -4,7 +4,7 @@ import { InstallationConfiguration } from "@svc/core/config"
 import { Installation as InstallationResource } from "@svc/core/iam"
 import type { InstallationId } from "@svc/core/schema"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { authorize } from "../auth/authorize.js"
 import { backendsOf, capabilitiesOf } from "./capabilities.js"
 

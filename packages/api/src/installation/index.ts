@@ -1,3 +1,3 @@
-export { InstallationApi } from "./api.js"
+export { InstallationApi } from "@svc/core/api"
 export { backendsOf, capabilitiesOf } from "./capabilities.js"
 export { InstallationLive } from "./http.js"

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
 import { WorkOutboxLive } from "@svc/worker"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { pageOf } from "../iam/access.js"
 import { createNamespace, deleteNamespace, getNamespace, listNamespaces } from "./namespaces.js"
 

@@ -1,2 +1,2 @@
-export { CreateNamespace, Namespace, NamespaceList, NamespacesApi, NamespaceStatus } from "./api.js"
+export { CreateNamespace, Namespace, NamespaceList, NamespacesApi, NamespaceStatus } from "@svc/core/api"
 export { NamespacesLive } from "./http.js"

@@ -14,7 +14,7 @@ import { createNamespace as insertNamespace, NAMESPACE_TEARDOWN, WorkOutbox } fr
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { namespaceRef, type Page } from "../iam/access.js"
-import type { Namespace } from "./api.js"
+import type { Namespace } from "@svc/core/api"
 
 interface NamespaceRow {
   readonly id: string

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { pageOf } from "../iam/access.js"
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from "./presets.js"
 

@@ -1,2 +1,2 @@
-export { PresetsApi } from "./api.js"
+export { PresetsApi } from "@svc/core/api"
 export { PresetsLive } from "./http.js"

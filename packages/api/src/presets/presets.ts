@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite } from "../namespaces/children.js"
-import type { Preset } from "./schemas.js"
+import type { Preset } from "@svc/core/api"
 
 interface PresetRow {
   readonly id: string

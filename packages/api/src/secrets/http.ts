@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SecretDriver } from "@svc/core/drivers/secret"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { pageOf } from "../iam/access.js"
 import { createSecret, deleteSecret, getSecret, listSecrets, updateSecret } from "./secrets.js"
 

@@ -1,3 +1,3 @@
-export { SecretsApi } from "./api.js"
+export { SecretsApi } from "@svc/core/api"
 export { SecretsLive } from "./http.js"
 export { secretReferrer } from "./secrets.js"

@@ -13,7 +13,7 @@ import { Effect, Redacted } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isUniqueViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite } from "../namespaces/children.js"
-import type { Secret } from "./schemas.js"
+import type { Secret } from "@svc/core/api"
 
 interface SecretRow {
   readonly id: string

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { SvcApi } from "../api.js"
+import { SvcApi } from "@svc/core/api"
 import { issueServiceKey, revokeServiceKey } from "./service.js"
 
 export const ServiceKeysLive = HttpApiBuilder.group(SvcApi, "serviceKeys", (handlers) =>

@@ -5,8 +5,8 @@
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { documented, JsonBody, withApiErrors } from "@svc/core/http"
-import { HealthApi } from "../../src/health/api.js"
+import { documented, JsonBody, withApiErrors } from "@svc/core/api"
+import { HealthApi } from "@svc/core/api"
 import { checkReadiness } from "../../src/health/readiness.js"
 import { BoundedInt, BoundedString, Envelope, RequestBody } from "@svc/core/schema"
 import { Effect, Layer, Schema } from "effect"

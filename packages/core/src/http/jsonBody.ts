@@ -1,21 +1,12 @@
-import { FileSystem, HttpApiMiddleware, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
-import { ErrorWire, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../errors/index.js"
+import { FileSystem, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { JsonBody, WorkspaceWriteBody } from "../api/middleware.js"
+import { InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../errors/index.js"
 import { Limits } from "../schema/index.js"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { firstTooDeep } from "./jsonDepth.js"
 
 /** The body size limit for requests that create or replace a resource (SPEC 8: 448 KiB). */
 export class BodyLimit extends Context.Tag("@svc/api/BodyLimit")<BodyLimit, { readonly maxBytes: number }>() {}
-
-/**
- * Guards every endpoint that takes a JSON body, before HttpApi decodes it:
- * 415 unless the body is `application/json`; 413 when it is larger than the limit (from
- * `Content-Length` when sent, else by counting); 400 for malformed JSON or nesting deeper than
- * SPEC allows. Declared with its failures so OpenAPI shows them on each such endpoint.
- */
-export class JsonBody extends HttpApiMiddleware.Tag<JsonBody>()("JsonBody", {
-  failure: Schema.Union(ErrorWire.UNSUPPORTED_MEDIA_TYPE, ErrorWire.PAYLOAD_TOO_LARGE, ErrorWire.INVALID_REQUEST)
-}) {}
 
 const isJson = (contentType: string | undefined): boolean => {
   if (contentType === undefined) return false
@@ -72,13 +63,5 @@ export const JsonBodyLive = Layer.effect(
   JsonBody,
   Effect.map(BodyLimit, ({ maxBytes }) => guard(maxBytes))
 )
-
-/**
- * The same guard with the workspace write limit (SPEC 4.4, 8: a workspace file write's body is
- * at most 48 KiB, whatever the create-request limit is).
- */
-export class WorkspaceWriteBody extends HttpApiMiddleware.Tag<WorkspaceWriteBody>()("WorkspaceWriteBody", {
-  failure: Schema.Union(ErrorWire.UNSUPPORTED_MEDIA_TYPE, ErrorWire.PAYLOAD_TOO_LARGE, ErrorWire.INVALID_REQUEST)
-}) {}
 
 export const WorkspaceWriteBodyLive = Layer.succeed(WorkspaceWriteBody, guard(Limits.workspaceWriteBodyBytes))

@@ -3,11 +3,11 @@
  * exact resource. Create and update queue no work; deploy, stop and delete do (202).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody, WorkspaceWriteBody } from "@svc/core/http"
-import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody, WorkspaceWriteBody } from "../middleware.js"
+import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
 import { CreateAgent, UpdateAgent } from "./fields.js"
 import { ProvisionAgent, ProvisioningAdmitted, ProvisioningWork } from "./provisionSchemas.js"

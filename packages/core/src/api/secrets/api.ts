@@ -3,11 +3,11 @@
  * the exact resource. No response carries a Secret's value.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { Envelope, NamespaceId, SecretId } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { Envelope, NamespaceId, SecretId } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
 import { CreateSecret, Secret, UpdateSecret } from "./schemas.js"
 

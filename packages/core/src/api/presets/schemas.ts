@@ -2,8 +2,8 @@
  * Request and response bodies of the Presets API (DESIGN §7). The template's own rules are in
  * `@svc/core/presets`.
  */
-import { PresetTemplate } from "@svc/core/presets"
-import { detailMessage, NamespaceId, PresetId, RequestBody, ResourceName, Timestamp } from "@svc/core/schema"
+import { PresetTemplate } from "../../presets/template.js"
+import { detailMessage, NamespaceId, PresetId, RequestBody, ResourceName, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 
 export const CreatePreset = RequestBody({ name: ResourceName, template: PresetTemplate })

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { Envelope } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { Envelope } from "../../schema/index.js"
 import { Schema } from "effect"
 
 export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Health" })

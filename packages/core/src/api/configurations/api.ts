@@ -3,11 +3,11 @@
  * authorize the exact resource, and each bound Secret needs the caller's exact `operate`.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { ConfigurationId, Envelope, NamespaceId } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { ConfigurationId, Envelope, NamespaceId } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
 import { Configuration, CreateConfiguration, UpdateConfiguration } from "./schemas.js"
 

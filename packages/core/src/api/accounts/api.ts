@@ -1,9 +1,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { Envelope } from "@svc/core/schema"
-import { Authentication } from "../auth/authentication.js"
-import { AccountReadOrigin, SessionInspection, SignInOrigin } from "./middleware.js"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { Envelope } from "../../schema/index.js"
+import { Authentication } from "../middleware.js"
+import { AccountReadOrigin, SessionInspection, SignInOrigin } from "../middleware.js"
 import {
   AccountRef,
   AccountState,

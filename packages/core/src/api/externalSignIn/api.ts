@@ -1,9 +1,13 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { Envelope, PatternString, RequestBody } from "@svc/core/schema"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { Envelope, PatternString, RequestBody } from "../../schema/index.js"
 import { Schema } from "effect"
-import type { ProviderId } from "./settings.js"
+import { BrowserOrigin } from "../middleware.js"
+
+/** The two external sign-in providers (SPEC 5.1). */
+export const PROVIDERS = ["codehost", "idprovider"] as const
+export type ProviderId = (typeof PROVIDERS)[number]
 
 /** SPEC 4.1: 43 characters of `[A-Za-z0-9_-]`. */
 export const AttemptId = PatternString(/^[A-Za-z0-9_-]{43}$/, 43).annotations({
@@ -20,14 +24,6 @@ export const ExternalSignInResultRequest = RequestBody({ attemptId: AttemptId })
 export const ExternalSignInResult = Schema.Struct({
   sessionKey: Schema.String.annotations({ description: "The non-credential key of the session the callback issued" })
 }).annotations({ identifier: "ExternalSignInResult" })
-
-/**
- * SPEC 5.3 for the unauthenticated provider mutations (`start`, `result`): `Origin` exactly the
- * configured origin and `Sec-Fetch-Site`, when present, `same-origin`; else 403.
- */
-export class BrowserOrigin extends HttpApiMiddleware.Tag<BrowserOrigin>()("BrowserOrigin", {
-  failure: ErrorWire.FORBIDDEN
-}) {}
 
 const Redirect = HttpApiSchema.Empty(302).annotations({
   description: "Redirect to the console: `/console/` on success, `/console/?error=sign_in_failed` otherwise"

@@ -10,7 +10,8 @@ import { SecretsApi } from "./secrets/api.js"
 import { ConfigurationsApi } from "./configurations/api.js"
 import { AgentsApi } from "./agents/api.js"
 import { PresetsApi } from "./presets/api.js"
-import { documented, withApiErrors } from "@svc/core/http"
+import { withApiErrors } from "./apiErrors.js"
+import { documented } from "./documented.js"
 
 /** The control plane's HTTP contract. Groups are added here as capabilities land. */
 export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthApi).add(ExternalSignInApi).add(AuthSessionsApi).add(AuthAccountsApi).add(ServiceKeysApi)

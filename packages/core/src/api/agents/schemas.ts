@@ -2,7 +2,7 @@
  * Response bodies of the Agents API (SPEC 2.4, 2.6, 2.7). Request bodies and the field rules
  * they share with Presets and provisioning live in `fields.ts`.
  */
-import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, Timestamp } from "@svc/core/schema"
+import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { ExecutionMode, HarnessAuth, PluginApprovers, Plugins, RepositoryAccess, RepositoryBindings } from "./fields.js"
 

@@ -15,7 +15,7 @@ import {
   RequestBody,
   SecretId,
   Timestamp
-} from "@svc/core/schema"
+} from "../../schema/index.js"
 import { Schema } from "effect"
 
 const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const

@@ -19,7 +19,7 @@ import {
   PluginId,
   RequestBody,
   ServiceAccountId
-} from "@svc/core/schema"
+} from "../../schema/index.js"
 import { Either, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { BindingSource } from "../configurations/schemas.js"
 import { ResourceName } from "../iam/schemas.js"

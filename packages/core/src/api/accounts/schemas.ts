@@ -1,6 +1,6 @@
 import { HttpApiSchema } from "@effect/platform"
-import { ErrorMessage } from "@svc/core/errors"
-import { BoundedInt, BoundedString, CurrentRequestId, detailMessage, Limits, Meta, PatternString, RequestBody } from "@svc/core/schema"
+import { ErrorMessage } from "../../errors/index.js"
+import { BoundedInt, BoundedString, CurrentRequestId, detailMessage, Limits, Meta, PatternString, RequestBody } from "../../schema/index.js"
 import { Effect, ParseResult, Schema } from "effect"
 
 // Request bodies and response data of SPEC 4.1 (accounts, sessions, recovery), 2.12 and 8.

@@ -2,7 +2,7 @@
  * Request and response bodies of the IAM HTTP API (DESIGN §6; SPEC 4.7 gives paths only).
  * Roles and AccessBindings are immutable; service principals are named automation identities.
  */
-import { isPermission, namespaceAdminPermissions, type Permission } from "@svc/core/iam"
+import { isPermission, namespaceAdminPermissions, type Permission } from "../../iam/permissions.js"
 import {
   BindingId,
   detailMessage,
@@ -13,7 +13,7 @@ import {
   RoleId,
   ServicePrincipalId,
   Timestamp
-} from "@svc/core/schema"
+} from "../../schema/index.js"
 import { Schema } from "effect"
 
 /** Names of Namespaces, Roles, Secrets, Presets (the shared core schema). */

@@ -3,12 +3,12 @@
  * configuration selected, never its settings or credentials.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { Envelope, InstallationId } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { Envelope, InstallationId } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 
-export const ExecutionMode = Schema.Literal("embedded", "dedicated")
+export const OfferedExecutionMode = Schema.Literal("embedded", "dedicated")
 
 export const PluginPolicies = Schema.Struct({
   /** Reviewer values supported at each scope; empty: explicit reviewer selection unsupported there. */
@@ -19,7 +19,7 @@ export const PluginPolicies = Schema.Struct({
 
 export const Capabilities = Schema.Struct({
   agentProvisioning: Schema.Struct({
-    executionModes: Schema.Array(ExecutionMode).pipe(Schema.minItems(1), Schema.maxItems(2))
+    executionModes: Schema.Array(OfferedExecutionMode).pipe(Schema.minItems(1), Schema.maxItems(2))
   }),
   nativeWorkers: Schema.optional(Schema.Struct({})),
   pluginPolicies: Schema.optional(PluginPolicies)

@@ -3,11 +3,11 @@
  * authenticated; handlers authorize the exact resource.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { Envelope, NamespaceId, RequestBody, Timestamp } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { Envelope, NamespaceId, RequestBody, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
 
 export const NamespaceStatus = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")

@@ -2,7 +2,7 @@
  * Request and response bodies of the Secrets API (DESIGN §7). The value is write-only: it is
  * accepted on create and update and never part of any response.
  */
-import { detailMessage, LONE_SURROGATE, NamespaceId, RequestBody, SecretId, SecretRef, Timestamp } from "@svc/core/schema"
+import { detailMessage, LONE_SURROGATE, NamespaceId, RequestBody, SecretId, SecretRef, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { ResourceName } from "../iam/schemas.js"
 

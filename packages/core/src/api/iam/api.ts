@@ -3,11 +3,11 @@
  * principals for automation. Every endpoint is authenticated; handlers authorize the exact resource.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
-import { BindingId, Envelope, NamespaceId, RoleId, ServicePrincipalId } from "@svc/core/schema"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
+import { BindingId, Envelope, NamespaceId, RoleId, ServicePrincipalId } from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 import {
   AccessBinding,
   CreateBinding,

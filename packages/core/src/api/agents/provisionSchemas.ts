@@ -14,8 +14,8 @@ import {
   RequestId,
   Timestamp,
   WorkId
-} from "@svc/core/schema"
-import { ProvisioningPhases } from "@svc/core/tenancy"
+} from "../../schema/index.js"
+import { ProvisioningPhases } from "../../tenancy/agents.js"
 import { Schema } from "effect"
 import { CreateConfiguration } from "../configurations/schemas.js"
 import { CreateAgent, oneRepositoryForm } from "./fields.js"

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorWire } from "@svc/core/errors"
-import { JsonBody } from "@svc/core/http"
+import { ErrorWire } from "../../errors/index.js"
+import { JsonBody } from "../middleware.js"
 import {
   BoundedInt,
   BoundedString,
@@ -11,9 +11,9 @@ import {
   RequestBody,
   Timestamp,
   UUID_V4
-} from "@svc/core/schema"
+} from "../../schema/index.js"
 import { Schema } from "effect"
-import { Authentication } from "../auth/authentication.js"
+import { Authentication } from "../middleware.js"
 
 const { serviceKeyName, serviceKeyExpiresInSeconds } = Limits
 
