@@ -9,7 +9,7 @@ import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
 import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
-import { SecretsLive } from "./secrets/http.js"
+import { Secrets, SecretsLive } from "./secrets/index.js"
 import { ConfigurationsLive } from "./configurations/http.js"
 import { AgentsLive } from "./agents/http.js"
 import { PresetsLive } from "./presets/http.js"
@@ -20,11 +20,15 @@ import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
+/** The feature services the handler groups call, each taking its repositories once. */
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default)
+
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.
  * Needs an SqlClient and the AuthSettings.
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
+  Layer.provide(FeatureServicesLive),
   Layer.provide(secretDriverFromConfiguration),
   Layer.provideMerge(AuthenticationLive)
 )

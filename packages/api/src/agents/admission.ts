@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
-import { secretRef } from "../secrets/secrets.js"
+import { secretRef } from "../secrets/policy.js"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 
 export interface Draft {

@@ -13,7 +13,7 @@ import { AGENT_DEPLOY, AGENT_STOP, deliveredSecrets, WorkOutbox } from "@svc/cor
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import type { Page } from "../iam/access.js"
-import { secretRef } from "../secrets/secrets.js"
+import { secretRef } from "../secrets/policy.js"
 import { admitDraft } from "./admission.js"
 import { type HarnessAuth, readSavedSettings } from "@svc/core/api"
 import type { AgentRevision, DeploymentStatus } from "@svc/core/api"

@@ -62,3 +62,14 @@ export const authorize = (
     ),
     Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind } })
   )
+
+/**
+ * `authorize` as a service: the SqlClient is taken once, so a feature service's methods need
+ * only the `CurrentCaller`.
+ */
+export class Authorization extends Effect.Service<Authorization>()("@svc/api/Authorization", {
+  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+    authorize: (required: Permission, resource: ResourceRef): Effect.Effect<void, AuthorizationError, CurrentCaller> =>
+      authorize(required, resource).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+  }))
+}) {}

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { isForeignKeyViolation, namespaceRef, type Page, requireNamespace } from "../iam/access.js"
 import { lockNamespaceForWrite, requireExternalNamespaceProvisioned } from "../namespaces/children.js"
-import { secretRef } from "../secrets/secrets.js"
+import { secretRef } from "../secrets/policy.js"
 import type { Configuration, SecretBindings } from "@svc/core/api"
 
 interface ConfigurationRow {

@@ -1,3 +1,4 @@
 export { SecretsApi } from "@svc/core/api"
 export { SecretsLive } from "./http.js"
-export { secretReferrer } from "./secrets.js"
+export { secretRef } from "./policy.js"
+export { Secrets } from "./service.js"

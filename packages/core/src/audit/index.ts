@@ -30,3 +30,15 @@ export const recordAudit = (event: AuditEvent): Effect.Effect<void, SqlError, Sq
       )
     `
   }).pipe(Effect.withSpan("Audit.record", { attributes: { kind: event.kind, outcome: event.outcome } }))
+
+/**
+ * The audit log as a service: the SqlClient is taken once, so callers need nothing but the
+ * event. Inside `sql.withTransaction` the record still joins the caller's transaction (the
+ * client finds the transaction's connection in the fiber's context).
+ */
+export class AuditLog extends Effect.Service<AuditLog>()("@svc/core/AuditLog", {
+  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+    record: (event: AuditEvent): Effect.Effect<void, SqlError> =>
+      recordAudit(event).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+  }))
+}) {}

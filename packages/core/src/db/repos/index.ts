@@ -1,0 +1,7 @@
+/**
+ * One repository per table (DESIGN §10): `SqlSchema` queries with row schemas, shared by the
+ * API and the worker. Repositories die on database errors except where a caller maps a
+ * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
+ */
+export * from "./namespaces.js"
+export * from "./secrets.js"

@@ -1,0 +1,143 @@
+/**
+ * The `secrets` table. Rows are decoded with their schema (branded ids, dates), so no caller
+ * casts; the sealed value's columns are written here and read only by the Secret Driver's
+ * reveal path, never returned by these queries.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Statement } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { NamespaceId, SecretId } from "../../schema/ids.js"
+
+export const SecretRow = Schema.Struct({
+  id: SecretId,
+  namespace_id: NamespaceId,
+  name: Schema.String,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type SecretRow = typeof SecretRow.Type
+
+/** The ciphertext of a value as the Secret Driver sealed it. */
+export const SealedColumns = Schema.Struct({
+  driver: Schema.String,
+  key_id: Schema.String,
+  nonce: Schema.Uint8ArrayFromSelf,
+  ciphertext: Schema.Uint8ArrayFromSelf,
+  tag: Schema.Uint8ArrayFromSelf
+})
+
+const InsertSecret = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, name: Schema.String, ...SealedColumns.fields })
+const UpdateSecretValue = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, ...SealedColumns.fields })
+const SecretKey = Schema.Struct({ id: SecretId, namespace_id: NamespaceId })
+const SecretPage = Schema.Struct({
+  namespace_id: NamespaceId,
+  after: Schema.optional(Schema.String),
+  limit: Schema.Int
+})
+
+export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/SecretsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal("id, namespace_id, name, created_at, updated_at")
+
+    /** Fails with the SqlError a unique name (23505) gives, for the caller to map. */
+    const insert = SqlSchema.single({
+      Request: InsertSecret,
+      Result: SecretRow,
+      execute: (row) => sql`
+        INSERT INTO secrets (id, namespace_id, name, driver, key_id, nonce, ciphertext, tag)
+        VALUES (${row.id}, ${row.namespace_id}, ${row.name}, ${row.driver}, ${row.key_id},
+          ${row.nonce}, ${row.ciphertext}, ${row.tag})
+        RETURNING ${columns}
+      `
+    })
+
+    const updateValue = SqlSchema.findOne({
+      Request: UpdateSecretValue,
+      Result: SecretRow,
+      execute: (row) => sql`
+        UPDATE secrets
+        SET driver = ${row.driver}, key_id = ${row.key_id}, nonce = ${row.nonce},
+          ciphertext = ${row.ciphertext}, tag = ${row.tag}, updated_at = now()
+        WHERE id = ${row.id} AND namespace_id = ${row.namespace_id}
+        RETURNING ${columns}
+      `
+    })
+
+    /** The Secret of a live Namespace (a deleted Namespace's Secrets are gone with it). */
+    const findLive = SqlSchema.findOne({
+      Request: SecretKey,
+      Result: SecretRow,
+      execute: (key) => sql`
+        SELECT s.id, s.namespace_id, s.name, s.created_at, s.updated_at
+        FROM secrets s JOIN namespaces n ON n.id = s.namespace_id
+        WHERE s.id = ${key.id} AND s.namespace_id = ${key.namespace_id} AND n.status <> 'deleted'
+      `
+    })
+
+    /** Locks the row against a referrer being written concurrently (DELETE's 409 check). */
+    const lockForDelete = SqlSchema.findOne({
+      Request: SecretKey,
+      Result: SecretRow,
+      execute: (key) => sql`
+        SELECT ${columns} FROM secrets WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} FOR UPDATE
+      `
+    })
+
+    const remove = SqlSchema.void({ Request: SecretId, execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}` })
+
+    /**
+     * One keyset page of a Namespace's Secrets, filtered by `visible` (the caller's
+     * `visibleTo` fragment over `s.id` / `s.namespace_id`).
+     */
+    const page = (request: typeof SecretPage.Type, visible: Statement.Fragment) =>
+      SqlSchema.findAll({
+        Request: SecretPage,
+        Result: SecretRow,
+        execute: (req) => sql`
+          SELECT s.id, s.namespace_id, s.name, s.created_at, s.updated_at
+          FROM secrets s
+          WHERE s.namespace_id = ${req.namespace_id}
+            AND ${req.after === undefined ? sql`TRUE` : sql`s.id > ${req.after}`}
+            AND ${visible}
+          ORDER BY s.id
+          LIMIT ${req.limit}
+        `
+      })(request).pipe(Effect.orDie)
+
+    /**
+     * What still references the Secret, or undefined when nothing does. Each referrer is also
+     * guarded by a foreign key: Configurations' `secretBindings`, Agents' `harnessAuth` drafts
+     * and revisions (which deliver the Secret whenever their gateway starts). Credential
+     * sources and service accounts add their queries here as they land. Presets are not
+     * referrers: their references are checked when a Preset is applied.
+     */
+    const referrer = (key: typeof SecretKey.Type) =>
+      SqlSchema.findOne({
+        Request: SecretKey,
+        Result: Schema.Struct({ referrer: Schema.String }),
+        execute: (k) => sql`
+          SELECT 'Configuration ' || r.configuration_id AS referrer FROM configuration_secret_refs r
+            JOIN configurations c ON c.id = r.configuration_id
+            WHERE r.secret_id = ${k.id} AND c.namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'Agent ' || r.agent_id FROM agent_secret_refs r JOIN agents a ON a.id = r.agent_id
+            WHERE r.secret_id = ${k.id} AND a.namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'revision ' || r.revision_id FROM agent_revision_secret_refs r JOIN agent_revisions v ON v.id = r.revision_id
+            WHERE r.secret_id = ${k.id} AND v.namespace_id = ${k.namespace_id}
+          LIMIT 1
+        `
+      })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)
+
+    return {
+      insert,
+      updateValue: (row: typeof UpdateSecretValue.Type) => updateValue(row).pipe(Effect.orDie),
+      findLive: (key: typeof SecretKey.Type) => findLive(key).pipe(Effect.orDie),
+      lockForDelete: (key: typeof SecretKey.Type) => lockForDelete(key).pipe(Effect.orDie),
+      remove: (id: SecretId) => remove(id).pipe(Effect.orDie),
+      page,
+      referrer
+    }
+  })
+}) {}
