@@ -1,7 +1,9 @@
-import { FileSystem, HttpApiMiddleware, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
 import { ErrorWire, InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../errors/index.js"
 import { Limits } from "../schema/index.js"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { forbiddenInBody } from "./bodyStrings.js"
+import { strictBodyText } from "./bodyText.js"
 import { firstTooDeep } from "./jsonDepth.js"
 
 /** The body size limit for requests that create or replace a resource (SPEC 8: 448 KiB). */
@@ -10,8 +12,9 @@ export class BodyLimit extends Context.Tag("@svc/api/BodyLimit")<BodyLimit, { re
 /**
  * Guards every endpoint that takes a JSON body, before HttpApi decodes it:
  * 415 unless the body is `application/json`; 413 when it is larger than the limit (from
- * `Content-Length` when sent, else by counting); 400 for malformed JSON or nesting deeper than
- * SPEC allows. Declared with its failures so OpenAPI shows them on each such endpoint.
+ * `Content-Length` when sent, else by counting); 400 for a body that is not UTF-8 or not JSON,
+ * nests deeper than SPEC allows, or holds NUL or a reserved key anywhere (bodyStrings.ts).
+ * Declared with its failures so OpenAPI shows them on each such endpoint.
  */
 export class JsonBody extends HttpApiMiddleware.Tag<JsonBody>()("JsonBody", {
   failure: Schema.Union(ErrorWire.UNSUPPORTED_MEDIA_TYPE, ErrorWire.PAYLOAD_TOO_LARGE, ErrorWire.INVALID_REQUEST)
@@ -26,9 +29,6 @@ const isJson = (contentType: string | undefined): boolean => {
 const tooLarge = (maxBytes: number) =>
   new PayloadTooLarge({ message: `The request body is larger than ${maxBytes} bytes.` })
 
-const isMaxBytesExceeded = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && String((error as { cause?: unknown }).cause).includes("maxBytes exceeded")
-
 const guard = (
   maxBytes: number
 ): Effect.Effect<void, UnsupportedMediaType | PayloadTooLarge | InvalidRequest, HttpServerRequest.HttpServerRequest> =>
@@ -41,14 +41,19 @@ const guard = (
       if (declared !== undefined && Number(declared) > maxBytes) {
         return yield* tooLarge(maxBytes)
       }
-      // Reading caches the text for HttpApi's own decoding; the limit stops an endless body.
-      const text = yield* request.text.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBytes))),
-        Effect.mapError((error): PayloadTooLarge | InvalidRequest =>
-          isMaxBytesExceeded(error)
-            ? tooLarge(maxBytes)
-            : new InvalidRequest({ message: "The request body could not be read." })
-        )
+      // Strictly decoded (invalid UTF-8 is refused, not replaced) and cached for HttpApi's own decoding.
+      const text = yield* strictBodyText(request, maxBytes).pipe(
+        Effect.catchTags({
+          BodyTooLarge: () => Effect.fail(tooLarge(maxBytes)),
+          BodyUnreadable: () => Effect.fail(new InvalidRequest({ message: "The request body could not be read." })),
+          BodyNotUtf8: () =>
+            Effect.fail(
+              new InvalidRequest({
+                message: "The request body is not valid UTF-8.",
+                details: [{ code: "INVALID_FORMAT", path: "" }]
+              })
+            )
+        })
       )
       let body: unknown
       try {
@@ -64,6 +69,13 @@ const guard = (
         return yield* new InvalidRequest({
           message: `The request body is nested deeper than ${Limits.jsonDepth} levels.`,
           details: [{ code: "TOO_DEEP", path: deep }]
+        })
+      }
+      const forbidden = forbiddenInBody(body)
+      if (forbidden.length > 0) {
+        return yield* new InvalidRequest({
+          message: "The request body holds a NUL character or a reserved name.",
+          details: forbidden
         })
       }
     })
