@@ -3,7 +3,7 @@
  * string, a body key, a path parameter or a query parameter; a JSON body in valid UTF-8; no
  * `__proto__` / `constructor` / `prototype` map keys; path parameters whose percent-escapes
  * decode, answered like any other malformed parameter at any length (never a 405 naming the
- * refused method).
+ * refused method); and `Cache-Control: no-store` on API responses.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -134,6 +134,27 @@ describe("request boundary", () => {
             expect(allow).toBeNull()
           }
         }
+      }))
+
+    it.effect("every API response says Cache-Control: no-store", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("boundary-cache@example.com")
+        const service = yield* seedServiceKey("boundary-cache-sp")
+        const ns = yield* seedNamespace("boundary-cache")
+        const results = [
+          yield* send(baseUrl, "POST", "/api/auth/service-keys", admin.headers, { servicePrincipalId: service.principalId, name: "cache" }),
+          yield* send(baseUrl, "POST", "/api/auth/sign-in/email", {}, { email: "boundary-cache@example.com", password: "wrong-password-here" }),
+          yield* send(baseUrl, "GET", "/api/auth/session", admin.headers),
+          yield* send(baseUrl, "GET", `/namespaces/${ns}/secrets`, admin.headers),
+          yield* send(baseUrl, "POST", `/namespaces/${ns}/secrets`, admin.headers, { name: "cache", value: "v" }),
+          yield* send(baseUrl, "GET", "/namespaces", service.headers),
+          yield* send(baseUrl, "GET", "/no/such/route", {}),
+          yield* send(baseUrl, "GET", "/healthz", {}),
+          yield* send(baseUrl, "GET", "/openapi.json", {})
+        ]
+        expect(results.map((result) => result.status)).toEqual([201, 401, 200, 200, 201, 200, 404, 200, 200])
+        for (const result of results) expect(result.headers.get("cache-control")).toBe("no-store")
       }))
   })
 })
