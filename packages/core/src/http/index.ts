@@ -3,6 +3,7 @@
  * on every response, error mapping, JSON body checks, OpenAPI. @effect/platform only.
  */
 export { withApiErrors } from "./apiErrors.js"
+export { answerClientError, createEnvelopedServer } from "./clientError.js"
 export { API_TITLE, API_VERSION, documented } from "./documented.js"
 export { type FrameworkError, handleErrors } from "./errorHandling.js"
 export { BodyLimit, JsonBody, JsonBodyLive, WorkspaceWriteBody, WorkspaceWriteBodyLive } from "./jsonBody.js"
