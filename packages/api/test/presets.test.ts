@@ -44,7 +44,7 @@ const fullTemplate = (namespaceId: string, secretId: string) => ({
     repositoryAccess: { defaultProfile: "git-read", repositories: [{ repositoryRef: "svc-main", profile: "git-write" }] }
   },
   configuration: {
-    values: { gateway: { port: "{{ vars.port }}", verbose: "{{vars.verbose}}", banner: "token={{ vars.token }}" }, list: [1, "x"] },
+    values: { gateway: { port: "{{ vars.port }}", verbose: "{{vars.verbose}}", banner: "port={{ vars.port }}" }, list: [1, "x"] },
     secretBindings: { MODEL_TOKEN: { source: { kind: "secret", namespaceId, id: secretId }, delivery: { type: "env" } } }
   }
 })
