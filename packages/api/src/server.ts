@@ -1,7 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import type { InstallationConfig } from "@svc/core/config"
-import type { PipelineOptions } from "@svc/core/http"
-import { createServer } from "node:http"
+import { createEnvelopedServer, type PipelineOptions } from "@svc/core/http"
 import type { AuthSettingsShape } from "./auth/settings.js"
 
 export interface ServerOptions extends PipelineOptions {
@@ -12,6 +11,6 @@ export interface ServerOptions extends PipelineOptions {
   readonly installation?: InstallationConfig
 }
 
-/** Listens on host:port (TCP). */
+/** Listens on host:port (TCP); requests node cannot parse are answered in the envelope too. */
 export const listen = (options: Pick<ServerOptions, "host" | "port">) =>
-  NodeHttpServer.layer(createServer, { host: options.host, port: options.port })
+  NodeHttpServer.layer(createEnvelopedServer, { host: options.host, port: options.port })

@@ -168,8 +168,15 @@ describe("Agent provisioning with the worker", () => {
             pluginApprovers: [{ channel: "chat", id: "U1" }],
             initialWorkspaceFiles: { "SOUL.md": "model {{ vars.model }}" }
           },
-          configuration: { values: { model: "{{ vars.model }}", token: "{{vars.token}}" } }
+          configuration: { values: { model: "{{ vars.model }}" } }
         }
+        // A password placed where it would be readable (a Namespace viewer reads values) is refused.
+        expectError(
+          yield* call(f, "POST", "presets", { name: "leaky", template: { ...template, configuration: { values: { model: "{{ vars.model }}", token: "{{vars.token}}" } } } }),
+          400,
+          "INVALID_REQUEST",
+          [{ code: "INVALID_VALUE", path: "/template/configuration/values/token" }]
+        )
         const preset = expectData(yield* call(f, "POST", "presets", { name: "base", template }), 201)
         const body = {
           requestId: RequestId.make(),
@@ -184,7 +191,7 @@ describe("Agent provisioning with the worker", () => {
         const agent = expectData(yield* call(f, "GET", `agents/${done.agentId}`), 200)
         expect(agent).toMatchObject({ name: "From preset", executionMode: "embedded", harnessAuth: template.agent.harnessAuth, pluginApprovers: [{ channel: "chat", id: "U2" }] })
         const configuration = expectData(yield* call(f, "GET", `configurations/${done.configurationId}`), 200)
-        expect(configuration.values).toEqual({ model: "gpt-x", token: "pw-1" })
+        expect(configuration.values).toEqual({ model: "gpt-x" })
         const sql = yield* SqlClient.SqlClient
         const files = yield* sql<{ files: unknown }>`SELECT files FROM agent_initial_files WHERE agent_id = ${done.agentId}`
         expect(files).toEqual([{ files: { "SOUL.md": "model gpt-x" } }])
@@ -212,6 +219,13 @@ describe("Agent provisioning with the worker", () => {
         expectError(yield* call(f, "POST", "agents/provision", withoutSource), 400, "INVALID_REQUEST", [{ code: "REQUIRED", path: "/configuration" }])
         expectError(yield* call(f, "POST", "agents/provision", { ...inlineBody(f, "V"), variables: {} }), 400, "INVALID_REQUEST", [
           { code: "INVALID_VALUE", path: "/variables" }
+        ])
+        // A Preset stored before password placements were refused is refused when applied.
+                const legacy = expectData(yield* call(f, "POST", "presets", { name: "legacy", template }), 201)
+        const leaky = { ...template, configuration: { values: { model: "{{ vars.model }}", token: "{{vars.token}}" } } }
+        yield* sql`UPDATE presets SET template = ${JSON.stringify(leaky)}::jsonb WHERE id = ${legacy.id}`
+        expectError(yield* call(f, "POST", "agents/provision", fresh({ presetId: legacy.id })), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/configuration/values/token" }
         ])
         // A Preset that is not there (or not readable) is 404.
         expectError(yield* call(f, "POST", "agents/provision", fresh({ presetId: "pre_00000000-0000-4000-8000-000000000000" })), 404, "NOT_FOUND")

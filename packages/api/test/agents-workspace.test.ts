@@ -74,7 +74,7 @@ describe("workspace files and diagnostics", () => {
         expectError(yield* put({ content: "x".repeat(16_385) }), 400, "INVALID_REQUEST", [{ code: "TOO_LONG", path: "/content" }])
         // 16 KiB is counted in UTF-8 bytes: 5462 three-byte characters are 16386 bytes.
         expectError(yield* put({ content: "✓".repeat(5462) }), 400, "INVALID_REQUEST", [{ code: "TOO_LONG", path: "/content" }])
-        expectError(yield* put({ content: "a\u0000b" }), 400, "INVALID_REQUEST", [{ code: "INVALID_VALUE", path: "/content" }])
+        expectError(yield* put({ content: "a\u0000b" }), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/content" }])
         expectError(yield* put({ content: "\ud800" }), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/content" }])
         expectError(yield* put({ content: "x", extra: 1 }), 400, "INVALID_REQUEST", [{ code: "UNKNOWN_FIELD", path: "/extra" }])
         expectError(yield* put({}), 400, "INVALID_REQUEST", [{ code: "REQUIRED", path: "/content" }])

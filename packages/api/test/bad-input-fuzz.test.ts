@@ -3,7 +3,8 @@
  * Secrets, Configurations, Presets), of Agents and of Agent provisioning, generated with
  * fast-check from a fixed seed and a bounded number of runs so `npm test` is repeatable:
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
- *   characters, unknown fields, wrong ID prefixes, missing fields, non-object or broken JSON)
+ *   characters, NUL, `__proto__`-like map keys, unknown fields, wrong ID prefixes, missing
+ *   fields, non-object or broken JSON)
  *   must get a 4xx error envelope and write nothing;
  * - bodies drawn from the whole JSON value space inside the right shape (any Unicode, any
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
@@ -88,6 +89,22 @@ const invalidMutation = (target: Target): fc.Arbitrary<(body: Record<string, unk
       .map(([name, a, c, b]) => (body: Record<string, unknown>) => ({ ...body, [name]: `x${a}${c}${b}` })))
     mutations.push(fc.tuple(fc.constantFrom(...named), fc.integer({ min: 201, max: 100_000 }))
       .map(([name, length]) => (body: Record<string, unknown>) => ({ ...body, [name]: "n".repeat(length) })))
+  }
+  const texts = Object.entries(target.fields).filter(([, kind]) => kind !== "object" && kind !== "nullableObject" && kind !== "bindings" && kind !== "template").map(([name]) => name)
+  if (texts.length > 0) {
+    // NUL anywhere in a string field.
+    mutations.push(fc.tuple(fc.constantFrom(...texts), fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }))
+      .map(([name, a, b]) => (body: Record<string, unknown>) => ({ ...body, [name]: `${a}\u0000${b}` })))
+  }
+  const maps = Object.entries(target.fields).filter(([, kind]) => kind === "object" || kind === "nullableObject" || kind === "bindings" || kind === "template").map(([name]) => name)
+  if (maps.length > 0) {
+    // A name JavaScript objects give a meaning to, as a map key (an own key, as JSON.parse makes it).
+    mutations.push(fc.tuple(fc.constantFrom(...maps), fc.constantFrom("__proto__", "constructor", "prototype"), fc.jsonValue())
+      .map(([name, key, value]) => (body: Record<string, unknown>) => {
+        const map: Record<string, unknown> = {}
+        Object.defineProperty(map, key, { value, enumerable: true, configurable: true, writable: true })
+        return { ...body, [name]: map }
+      }))
   }
   if (Object.values(target.fields).includes("secretValue")) {
     mutations.push(fc.integer({ min: 65_537, max: 300_000 }).map((length) => (body: Record<string, unknown>) => ({ ...body, value: "v".repeat(length) })))

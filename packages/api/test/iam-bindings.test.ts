@@ -108,12 +108,15 @@ describe("IAM AccessBindings", () => {
         expectError(yield* bind({ principalId: local, roleId: viewer, resource: { kind: "agent", id: "agt_nope" } }), 400, "INVALID_REQUEST", [
           { code: "INVALID_FORMAT", path: "/resource/id" }
         ])
-        expectError(yield* bind({ principalId: "sp_00000000-0000-4000-8000-000000000000", roleId: viewer, resource: nsResource }), 400, "INVALID_REQUEST", [
-          { code: "INVALID_VALUE", path: "/principalId" }
-        ])
-        expectError(yield* bind({ principalId: foreign, roleId: viewer, resource: nsResource }), 400, "INVALID_REQUEST", [
-          { code: "INVALID_VALUE", path: "/principalId" }
-        ])
+        // An unknown principal and a principal of another Namespace get the same answer: the
+        // caller must not learn that an id exists outside the Namespace it administers.
+        const unknownPrincipal = yield* bind({ principalId: "sp_00000000-0000-4000-8000-000000000000", roleId: viewer, resource: nsResource })
+        const foreignPrincipal = yield* bind({ principalId: foreign, roleId: viewer, resource: nsResource })
+        for (const result of [unknownPrincipal, foreignPrincipal]) {
+          expectError(result, 400, "INVALID_REQUEST", [{ code: "INVALID_VALUE", path: "/principalId" }])
+        }
+        expect(foreignPrincipal.body.error).toEqual(unknownPrincipal.body.error)
+        expect([...foreignPrincipal.headers.keys()].sort()).toEqual([...unknownPrincipal.headers.keys()].sort())
         expectError(yield* bind({ principalId: local, roleId: BuiltinRoles.installationAdmin.id, resource: nsResource }), 400, "INVALID_REQUEST", [
           { code: "INVALID_VALUE", path: "/roleId" }
         ])

@@ -44,7 +44,7 @@ const fullTemplate = (namespaceId: string, secretId: string) => ({
     repositoryAccess: { defaultProfile: "git-read", repositories: [{ repositoryRef: "svc-main", profile: "git-write" }] }
   },
   configuration: {
-    values: { gateway: { port: "{{ vars.port }}", verbose: "{{vars.verbose}}", banner: "token={{ vars.token }}" }, list: [1, "x"] },
+    values: { gateway: { port: "{{ vars.port }}", verbose: "{{vars.verbose}}", banner: "port={{ vars.port }}" }, list: [1, "x"] },
     secretBindings: { MODEL_TOKEN: { source: { kind: "secret", namespaceId, id: secretId }, delivery: { type: "env" } } }
   }
 })
@@ -193,9 +193,12 @@ describe("Presets", () => {
           "INVALID_REQUEST",
           [{ code: "INVALID_FORMAT", path: "/template/agent/harnessAuth/serviceAccountId" }]
         )
+        // NUL is refused before any schema runs (the body guard), so it is reported on its own.
         expectError(yield* withTemplate({ agent: { initialWorkspaceFiles: { "NOTES.md": "x", "SOUL.md": "a\u0000b" } } }), 400, "INVALID_REQUEST", [
-          { code: "UNKNOWN_FIELD", path: "/template/agent/initialWorkspaceFiles/NOTES.md" },
           { code: "INVALID_FORMAT", path: "/template/agent/initialWorkspaceFiles/SOUL.md" }
+        ])
+        expectError(yield* withTemplate({ agent: { initialWorkspaceFiles: { "NOTES.md": "x", "SOUL.md": "\t" } } }), 400, "INVALID_REQUEST", [
+          { code: "UNKNOWN_FIELD", path: "/template/agent/initialWorkspaceFiles/NOTES.md" }
         ])
         expectError(yield* withTemplate({ agent: { initialWorkspaceFiles: { "USER.md": "x".repeat(16385) } } }), 400, "INVALID_REQUEST", [
           { code: "TOO_LONG", path: "/template/agent/initialWorkspaceFiles/USER.md" }

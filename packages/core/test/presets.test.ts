@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { detailsFromParseError } from "@svc/core/errors"
 import { parseTemplateString, PresetTemplate, renderPreset } from "@svc/core/presets"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 
 const decode = Schema.decodeUnknownEither(PresetTemplate)
 const admit = (template: unknown) => Schema.decodeUnknownSync(PresetTemplate)(template)
@@ -50,9 +50,24 @@ describe("PresetTemplate admission", () => {
         yield* problemsOf({
           variables: { mode: { type: "string" }, pw: { type: "password", description: "the token" } },
           agent: { executionMode: "{{ vars.mode }}", backendId: "{{vars.mode}}-backend", harnessAuth: { method: "runtime" } },
-          configuration: { values: { key: "{{ vars.pw }}", n: 1, nested: [{ ok: true }] } }
+          configuration: { values: { key: "{{ vars.mode }}", n: 1, nested: [{ ok: true }] } }
         })
       ).toBe("admitted")
+    }))
+
+  it.effect("a password variable is never placed where it would be readable: anywhere in agent or configuration", () =>
+    Effect.gen(function* () {
+      expect(
+        yield* problemsOf({
+          variables: { pw: { type: "password" }, mode: { type: "string" } },
+          agent: { backendId: "{{ vars.mode }}", initialWorkspaceFiles: { "SOUL.md": "token {{vars.pw}}" } },
+          configuration: { values: { key: "{{ vars.pw }}", list: ["x", "a{{ vars.pw }}b"], ok: "{{ vars.mode }}" } }
+        })
+      ).toEqual([
+        { code: "INVALID_VALUE", path: "/agent/initialWorkspaceFiles/SOUL.md" },
+        { code: "INVALID_VALUE", path: "/configuration/values/key" },
+        { code: "INVALID_VALUE", path: "/configuration/values/list/1" }
+      ])
     }))
 
   it.effect("reports placeholder problems at the JSON pointer of the string", () =>
@@ -106,7 +121,6 @@ describe("renderPreset", () => {
         port: "{{ vars.port }}",
         debug: "{{vars.debug}}",
         url: "http://{{ vars.name }}:{{ vars.port }}/?debug={{ vars.debug }}",
-        auth: "{{ vars.token }}",
         list: ["{{ vars.port }}", 3, null, { deep: "{{ vars.region }}" }]
       }
     }
@@ -121,7 +135,6 @@ describe("renderPreset", () => {
           port: 8080,
           debug: false,
           url: "http://bot:8080/?debug=false",
-          auth: "t0k3n",
           list: [8080, 3, null, { deep: "eu" }]
         }
       }
@@ -202,8 +215,20 @@ describe("renderPreset", () => {
     })
   })
 
+  it("a template stored before password placements were refused still never renders one into readable settings", () => {
+    // Bypasses admission, as a Preset stored by an earlier version would.
+    const result = renderPreset(
+      { variables: { pw: { type: "password" } }, configuration: { values: { a: { b: "x{{ vars.pw }}" } } } } as unknown as PresetTemplate,
+      { pw: "hunter2-secret" }
+    )
+    expect(Either.getLeft(result).pipe(Option.map((error) => error.problems))).toEqual(
+      Option.some([{ code: "INVALID_VALUE", path: "/configuration/values/a/b" }])
+    )
+    expect(JSON.stringify(result)).not.toContain("hunter2")
+  })
+
   it("a problem never carries a variable's value", () => {
-    const result = render({ variables: { pw: { type: "password" } }, agent: { executionMode: "{{ vars.pw }}" } }, { pw: "hunter2-secret" })
+    const result = render({ variables: { s: { type: "string" } }, agent: { executionMode: "{{ vars.s }}" } }, { s: "hunter2-secret" })
     expect(Either.isLeft(result)).toBe(true)
     expect(JSON.stringify(Either.getLeft(result))).not.toContain("hunter2")
   })

@@ -1,7 +1,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Data, Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import { createServer } from "node:http"
+import { createEnvelopedServer } from "@svc/core/http"
 import * as net from "node:net"
 import * as path from "node:path"
 
@@ -44,7 +44,7 @@ export const controlSocketServer = (socketPath: string) =>
       yield* prepare(socketPath)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socketPath, { force: true })))
       // The parent directory is 0700, so nobody else can reach the socket before the chmod.
-      return NodeHttpServer.layer(createServer, { path: socketPath }).pipe(
+      return NodeHttpServer.layer(createEnvelopedServer, { path: socketPath }).pipe(
         Layer.tap(() => Effect.sync(() => fs.chmodSync(socketPath, 0o600)))
       )
     })

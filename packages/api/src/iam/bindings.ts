@@ -144,9 +144,10 @@ export const createBinding = Effect.fn("IamAccessBindings.create")(function* (
       FOR SHARE
     `
     const principal = principals[0]
-    if (principal === undefined) return yield* invalid("The principal does not exist.", "/principalId")
-    if (principal.namespace_id !== null && principal.namespace_id !== namespaceId) {
-      return yield* invalid("A Namespace-scoped principal can only be bound inside its own Namespace.", "/principalId")
+    // A principal of another Namespace is answered exactly as an unknown one: a Namespace
+    // administrator must not learn which ids exist elsewhere (DESIGN §6).
+    if (principal === undefined || (principal.namespace_id !== null && principal.namespace_id !== namespaceId)) {
+      return yield* invalid("No principal with this id can be bound in this Namespace.", "/principalId")
     }
     const role = yield* findBindableRole(namespaceId, payload.roleId, "share")
     if (role === undefined) {

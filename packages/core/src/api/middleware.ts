@@ -20,8 +20,9 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 /**
  * Guards every endpoint that takes a JSON body, before HttpApi decodes it:
  * 415 unless the body is `application/json`; 413 when it is larger than the limit (from
- * `Content-Length` when sent, else by counting); 400 for malformed JSON or nesting deeper than
- * SPEC allows. Declared with its failures so OpenAPI shows them on each such endpoint.
+ * `Content-Length` when sent, else by counting); 400 for a body that is not UTF-8 or not JSON,
+ * nests deeper than SPEC allows, or holds NUL or a reserved key anywhere. Declared with its
+ * failures so OpenAPI shows them on each such endpoint.
  */
 export class JsonBody extends HttpApiMiddleware.Tag<JsonBody>()("JsonBody", {
   failure: Schema.Union(ErrorWire.UNSUPPORTED_MEDIA_TYPE, ErrorWire.PAYLOAD_TOO_LARGE, ErrorWire.INVALID_REQUEST)

@@ -12,6 +12,7 @@ import {
   detailsFromIssues
 } from "../errors/index.js"
 import { Cause, Effect } from "effect"
+import { targetProblem } from "./requestTarget.js"
 import type { RouteTable } from "./routeTable.js"
 
 const INTERNAL_MESSAGE = "The server could not complete the request."
@@ -29,7 +30,14 @@ const routeMiss = (routes: RouteTable) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const pathname = new URL(request.url, "http://localhost").pathname
     const allowed = routes.allowedMethods(pathname)
-    if (allowed.length === 0) {
+    // The router refused a path the table says this method serves: they disagree about what
+    // matches. A 405 naming the refused method would contradict itself; say there is nothing.
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      if (allowed.length > 0) {
+        yield* Effect.logWarning("router and route table disagree").pipe(
+          Effect.annotateLogs({ method: request.method, path: pathname })
+        )
+      }
       return yield* new NotFound({ message: "No resource exists at this path." })
     }
     const allow = allowed.join(", ")
@@ -39,12 +47,27 @@ const routeMiss = (routes: RouteTable) =>
     return yield* new MethodNotAllowed({ message: `Method ${request.method} is not allowed here; use ${allow}.` })
   })
 
+/** Malformed or NUL-carrying path and query parameters, before routing (requestTarget.ts). */
+const checkTarget = (routes: RouteTable) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const problem = targetProblem(routes, request.method, request.url)
+    if (problem === undefined) return
+    if (problem._tag === "RouteMiss") return yield* routeMiss(routes)
+    return yield* new InvalidRequest({
+      message: "A path or query parameter holds a malformed escape or a NUL character.",
+      details: [...problem.details]
+    })
+  })
+
 /** What the API-level middleware may fail with, beyond what handlers declare. */
 export type FrameworkError = NotFound | MethodNotAllowed | InvalidRequest | DependencyUnavailable | InternalError
 
 /**
  * The API-level middleware: turns what the framework raises into our declared errors, so that
  * HttpApi encodes them in the SPEC 7.1 envelope with the right status.
+ * - path and query parameters that cannot be read (malformed escapes, NUL): 400 INVALID_REQUEST,
+ *   checked before routing;
  * - routing misses: 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED;
  * - request decoding failures: 400 INVALID_REQUEST with `details`;
  * - a lost database anywhere: 503 DEPENDENCY_UNAVAILABLE;
@@ -54,7 +77,7 @@ export type FrameworkError = NotFound | MethodNotAllowed | InvalidRequest | Depe
 export const handleErrors =
   (routes: RouteTable) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | FrameworkError, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.catchAllCause(app, (cause): Effect.Effect<never, E | FrameworkError, HttpServerRequest.HttpServerRequest> => {
+    Effect.catchAllCause(Effect.zipRight(checkTarget(routes), app), (cause): Effect.Effect<never, E | FrameworkError, HttpServerRequest.HttpServerRequest> => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
       const failure = Cause.failureOption(cause)
       if (failure._tag === "Some" && !Cause.isDie(cause)) {

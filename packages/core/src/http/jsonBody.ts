@@ -1,8 +1,10 @@
-import { FileSystem, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "@effect/platform"
 import { JsonBody, WorkspaceWriteBody } from "../api/middleware.js"
 import { InvalidRequest, PayloadTooLarge, UnsupportedMediaType } from "../errors/index.js"
 import { Limits } from "../schema/index.js"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { forbiddenInBody } from "./bodyStrings.js"
+import { strictBodyText } from "./bodyText.js"
 import { firstTooDeep } from "./jsonDepth.js"
 
 /** The body size limit for requests that create or replace a resource (SPEC 8: 448 KiB). */
@@ -17,9 +19,6 @@ const isJson = (contentType: string | undefined): boolean => {
 const tooLarge = (maxBytes: number) =>
   new PayloadTooLarge({ message: `The request body is larger than ${maxBytes} bytes.` })
 
-const isMaxBytesExceeded = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && String((error as { cause?: unknown }).cause).includes("maxBytes exceeded")
-
 const guard = (
   maxBytes: number
 ): Effect.Effect<void, UnsupportedMediaType | PayloadTooLarge | InvalidRequest, HttpServerRequest.HttpServerRequest> =>
@@ -32,14 +31,19 @@ const guard = (
       if (declared !== undefined && Number(declared) > maxBytes) {
         return yield* tooLarge(maxBytes)
       }
-      // Reading caches the text for HttpApi's own decoding; the limit stops an endless body.
-      const text = yield* request.text.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBytes))),
-        Effect.mapError((error): PayloadTooLarge | InvalidRequest =>
-          isMaxBytesExceeded(error)
-            ? tooLarge(maxBytes)
-            : new InvalidRequest({ message: "The request body could not be read." })
-        )
+      // Strictly decoded (invalid UTF-8 is refused, not replaced) and cached for HttpApi's own decoding.
+      const text = yield* strictBodyText(request, maxBytes).pipe(
+        Effect.catchTags({
+          BodyTooLarge: () => Effect.fail(tooLarge(maxBytes)),
+          BodyUnreadable: () => Effect.fail(new InvalidRequest({ message: "The request body could not be read." })),
+          BodyNotUtf8: () =>
+            Effect.fail(
+              new InvalidRequest({
+                message: "The request body is not valid UTF-8.",
+                details: [{ code: "INVALID_FORMAT", path: "" }]
+              })
+            )
+        })
       )
       let body: unknown
       try {
@@ -55,6 +59,13 @@ const guard = (
         return yield* new InvalidRequest({
           message: `The request body is nested deeper than ${Limits.jsonDepth} levels.`,
           details: [{ code: "TOO_DEEP", path: deep }]
+        })
+      }
+      const forbidden = forbiddenInBody(body)
+      if (forbidden.length > 0) {
+        return yield* new InvalidRequest({
+          message: "The request body holds a NUL character or a reserved name.",
+          details: forbidden
         })
       }
     })

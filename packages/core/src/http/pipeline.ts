@@ -15,11 +15,12 @@ export interface PipelineOptions {
 const OPENAPI_PATH = "/openapi.json"
 
 /**
- * Path parameters of SPEC 4 are up to 200 characters (`workId`, `userId`, `keyId`); the router's
- * default limit (100) would turn longer ones into a routing miss instead of reaching the
- * endpoint's own validation.
+ * Path parameters of SPEC 4 are up to 200 characters (`workId`, `userId`, `keyId`); a router
+ * limit (its default is 100) would turn longer ones into a routing miss instead of reaching the
+ * endpoint's own validation (TOO_LONG, INVALID_FORMAT). Node refuses a request line and headers
+ * over 16 KiB before routing, so this lets any parameter the server can receive be routed.
  */
-const MAX_PATH_PARAMETER = 1024
+const MAX_PATH_PARAMETER = 16 * 1024
 
 /**
  * The HTTP pipeline of DESIGN §4 around an HttpApi: request id, then the API-level error

@@ -5,14 +5,20 @@ import { Cause, Effect } from "effect"
 
 /**
  * The outermost layer of every request: a fresh `req_<uuidv4>`, provided to everything below
- * (envelopes read it), sent as `x-request-id`, and carried by every log line. A failure that
+ * (envelopes read it), sent as `x-request-id`, and carried by every log line; every response
+ * also says `Cache-Control: no-store`. A failure that
  * escapes everything below still gets the SPEC 7.1 envelope here, never a bare 500.
  */
 export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.gen(function* () {
     const requestId = RequestId.make()
+    // no-store on every response: most carry a credential (keys, session keys) or answer an
+    // authenticated caller, and the few that do neither (health, the OpenAPI document) gain
+    // nothing from a shared cache; one rule cannot be forgotten by a new route.
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      Effect.succeed(
+        HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "cache-control": "no-store" })
+      )
     )
     // The server's request span is the current span here: tag it so traces and logs join up.
     yield* Effect.annotateCurrentSpan("svc.request_id", requestId)

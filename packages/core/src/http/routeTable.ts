@@ -3,6 +3,24 @@ import { HttpApi } from "@effect/platform"
 /** Which methods each declared path accepts: tells a 405 from a 404 and fills `Allow`. */
 export interface RouteTable {
   readonly allowedMethods: (pathname: string) => ReadonlyArray<string>
+  /**
+   * The routes whose shape fits these raw (still percent-encoded) path segments, whatever the
+   * segments' contents: for each, its method and the parameter name of every segment (undefined
+   * for a literal segment). Lets the request-target check name the parameter a bad segment
+   * would have become.
+   */
+  readonly shapesOf: (segments: ReadonlyArray<string>) => ReadonlyArray<RouteShape>
+}
+
+export interface RouteShape {
+  readonly method: string
+  readonly parameters: ReadonlyArray<string | undefined>
+}
+
+interface Route {
+  readonly method: string
+  readonly pattern: RegExp
+  readonly segments: ReadonlyArray<string>
 }
 
 const patternOf = (path: string): RegExp =>
@@ -15,23 +33,37 @@ const patternOf = (path: string): RegExp =>
       "/?$"
   )
 
+const fits = (route: Route, segments: ReadonlyArray<string>): boolean =>
+  route.segments.length === segments.length &&
+  route.segments.every((template, index) => template.startsWith(":") ? segments[index] !== "" : template === segments[index])
+
 export const makeRouteTable = (
   api: HttpApi.HttpApi.Any,
   extraRoutes: ReadonlyArray<{ readonly method: string; readonly path: string }> = []
 ): RouteTable => {
-  const routes: Array<{ readonly method: string; readonly pattern: RegExp }> = []
+  const routes: Array<Route> = []
+  const add = (method: string, path: string) =>
+    routes.push({ method, pattern: patternOf(path), segments: path.split("/") })
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) => {
-      routes.push({ method: endpoint.method, pattern: patternOf(endpoint.path) })
-    }
+    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
   })
-  for (const route of extraRoutes) routes.push({ method: route.method, pattern: patternOf(route.path) })
+  for (const route of extraRoutes) add(route.method, route.path)
   return {
     allowedMethods: (pathname) => {
       const methods = new Set<string>()
       for (const route of routes) if (route.pattern.test(pathname)) methods.add(route.method)
       return [...methods].sort()
+    },
+    shapesOf: (segments) => {
+      // A trailing slash routes like none (the patterns above allow it).
+      const trimmed = segments.length > 2 && segments[segments.length - 1] === "" ? segments.slice(0, -1) : segments
+      return routes
+        .filter((route) => fits(route, trimmed))
+        .map((route) => ({
+          method: route.method,
+          parameters: route.segments.map((template) => (template.startsWith(":") ? template.slice(1) : undefined))
+        }))
     }
   }
 }

@@ -9,7 +9,7 @@ import { detailsFromIssues, jsonPointer } from "../errors/details.js"
 import type { ErrorDetail } from "../errors/detail.js"
 import { AgentLaunchSettings, ConfigurationDocument } from "../schema/agentSettings.js"
 import { parseTemplateString, wholeReference } from "./placeholders.js"
-import { isOfType, type PresetTemplate } from "./template.js"
+import { isOfType, passwordVariables, type PresetTemplate, referencesAny } from "./template.js"
 
 /**
  * Every problem of one rendering, each at a JSON Pointer: `/variables/<name>` for a variable
@@ -56,24 +56,36 @@ const resolve = (
   return problems.length > 0 ? Either.left(problems) : Either.right(values)
 }
 
-/** `value` with every string rendered; a reference to a variable without a value is a problem. */
-const substitute = (value: unknown, values: ReadonlyMap<string, Value>, problems: Array<ErrorDetail>): unknown => {
-  const go = (current: unknown): unknown => {
-    if (typeof current === "string") return renderString(current, values, problems)
-    if (Array.isArray(current)) return current.map(go)
+interface Substitution {
+  readonly values: ReadonlyMap<string, Value>
+  /** `password` variables: never rendered into settings, which are readable. */
+  readonly passwords: ReadonlySet<string>
+  readonly problems: Array<ErrorDetail>
+}
+
+/** `value` (at `root`) with every string rendered; a reference to a variable without a value is a problem. */
+const substitute = (value: unknown, root: string, substitution: Substitution): unknown => {
+  const go = (current: unknown, path: ReadonlyArray<string | number>): unknown => {
+    if (typeof current === "string") return renderString(current, path, substitution)
+    if (Array.isArray(current)) return current.map((item, index) => go(item, [...path, index]))
     if (typeof current === "object" && current !== null) {
-      return Object.fromEntries(Object.entries(current).map(([key, item]) => [key, go(item)]))
+      return Object.fromEntries(Object.entries(current).map(([key, item]) => [key, go(item, [...path, key])]))
     }
     return current
   }
-  return go(value)
+  return go(value, [root])
 }
 
-const renderString = (text: string, values: ReadonlyMap<string, Value>, problems: Array<ErrorDetail>): unknown => {
+const renderString = (text: string, path: ReadonlyArray<string | number>, { passwords, problems, values }: Substitution): unknown => {
   const parsed = parseTemplateString(text)
   // An admitted template has no malformed `{{`; a template that skipped admission gets no pass.
   if (parsed._tag === "Malformed") {
     problems.push({ code: "INVALID_VALUE", path: "" })
+    return text
+  }
+  // Admission refuses this; a template stored before that rule must not leak either.
+  if (referencesAny(parsed.segments, passwords)) {
+    problems.push({ code: "INVALID_VALUE", path: jsonPointer(path) })
     return text
   }
   const valueOf = (name: string): Value | undefined => {
@@ -98,8 +110,8 @@ const unique = (problems: ReadonlyArray<ErrorDetail>): Array<ErrorDetail> => {
 
 /**
  * Renders `template` with `variables`: the launch settings and Configuration document a new
- * Agent draft gets, or every problem. The output may contain `password` values: treat it as
- * secret material (never log or audit it).
+ * Agent draft gets, or every problem. A `password` variable is never rendered into the output
+ * (it would be readable there): a placement is an INVALID_VALUE problem at its pointer.
  */
 export const renderPreset = (
   template: PresetTemplate,
@@ -108,9 +120,10 @@ export const renderPreset = (
   Either.gen(function* () {
     const values = yield* Either.mapLeft(resolve(template, variables), (problems) => new PresetRenderError({ problems }))
     const problems: Array<ErrorDetail> = []
+    const substitution: Substitution = { values, passwords: passwordVariables(template.variables), problems }
     const rendered = {
-      agent: substitute(template.agent ?? {}, values, problems),
-      ...(template.configuration === undefined ? {} : { configuration: substitute(template.configuration, values, problems) })
+      agent: substitute(template.agent ?? {}, "agent", substitution),
+      ...(template.configuration === undefined ? {} : { configuration: substitute(template.configuration, "configuration", substitution) })
     }
     if (problems.length > 0) return yield* Either.left(new PresetRenderError({ problems: unique(problems) }))
     return yield* ParseResult.decodeUnknownEither(Rendered, { errors: "all", onExcessProperty: "error" })(rendered).pipe(

@@ -12,7 +12,7 @@ import { JsonValue } from "../schema/json.js"
 import { detailMessage } from "../schema/detailCodes.js"
 import { Limits } from "../schema/limits.js"
 import { BoundedString, OneOf, RequestBody } from "../schema/strings.js"
-import { isTemplated, parseTemplateString, VARIABLE_NAME, walkJson } from "./placeholders.js"
+import { isTemplated, parseTemplateString, type Segment, VARIABLE_NAME, walkJson } from "./placeholders.js"
 
 export const PresetLimits = {
   /** Serialized template, UTF-8 bytes. */
@@ -81,6 +81,24 @@ const TemplateFields = RequestBody({
   configuration: Schema.optional(settings.ConfigurationDocument)
 })
 
+/**
+ * Every rendered setting is readable state: a Namespace viewer reads the Agent and its
+ * Configuration `values`, and workspace files are the Agent's own text. A `password` variable
+ * may therefore be placed nowhere in `agent` or `configuration` (see docs/decisions/presets.md).
+ */
+export const PASSWORD_PLACEMENT =
+  "a password variable cannot be placed in agent or configuration, where it would be readable"
+
+/** The names of the `password` variables a template declares. */
+export const passwordVariables = (
+  variables: Readonly<Record<string, { readonly type: string }>> | undefined
+): ReadonlySet<string> =>
+  new Set(Object.entries(variables ?? {}).flatMap(([name, variable]) => (variable.type === "password" ? [name] : [])))
+
+/** True when a parsed string references one of `names`. */
+export const referencesAny = (segments: ReadonlyArray<Segment>, names: ReadonlySet<string>): boolean =>
+  segments.some((segment) => "variable" in segment && names.has(segment.variable))
+
 const pathOfPointer = (pointer: string): Array<string> =>
   pointer.split("/").slice(1).map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"))
 
@@ -93,6 +111,7 @@ const templateIssues = (template: typeof TemplateFields.Type) => {
   const deep = firstTooDeep(template, PresetLimits.templateDepth)
   if (deep !== undefined) return issue(pathOfPointer(deep), "TOO_DEEP", `nested deeper than ${PresetLimits.templateDepth} levels`)
   const declared = new Set(Object.keys(template.variables ?? {}))
+  const passwords = passwordVariables(template.variables)
   const issues: Array<ReturnType<typeof issue>> = []
   walkJson(
     { agent: template.agent, configuration: template.configuration },
@@ -104,6 +123,7 @@ const templateIssues = (template: typeof TemplateFields.Type) => {
       }
       const undeclared = parsed.segments.find((segment) => "variable" in segment && !declared.has(segment.variable))
       if (undeclared !== undefined) issues.push(issue(path, "INVALID_VALUE", "references a variable the template does not declare"))
+      else if (referencesAny(parsed.segments, passwords)) issues.push(issue(path, "INVALID_VALUE", PASSWORD_PLACEMENT))
     },
     (key, path) => {
       if (isTemplated(key)) issues.push(issue(path, "INVALID_VALUE", "object keys are never rendered and must not contain {{"))
