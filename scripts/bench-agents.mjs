@@ -11,18 +11,22 @@
 //    local driver: the gateway's own start. Overhead = deployment − direct start.
 //    BENCH_DEPLOYS (2) deployments + 1 direct start: 3 gateway starts (~1.2 GiB each, one at a time).
 // 2. Listing 10 000 Agents page by page (inserted with SQL) through GET /namespaces/{ns}/agents
-//    with a service key, for page sizes 50 and 200: statements per page and page latency
+//    with a service key (raw fetch: the page latency is the server's, without client decoding), for page sizes 50 and 200: statements per page and page latency
 //    p50/p95, beside a bare keyset query through pg (one statement per page). Statements are
 //    counted by observing the `pg` client the API uses (`pg.Client.prototype.query` is wrapped;
 //    the worker is stopped by then, so nothing else runs), which counts what the server executes
 //    without needing pg_stat_statements.
 //
+// The control plane is driven through the typed client (@svc/core/client) with a service key.
+//
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
 // PostgreSQL in a scratch directory), BENCH_DEPLOYS (2), BENCH_AGENTS (10000), SVC_RUNTIME_DIR
 // (the gateway runtime; default .svc-data/runtime, installed if missing).
+import { FetchHttpClient } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
+import { Credentials, make as makeClient } from "@svc/core/client"
 import { defaultInstallationConfig, InstallationConfiguration, ProcessConfiguration } from "@svc/core/config"
 import { Migrations } from "@svc/core/db"
 import { installRuntime, makeLocalCompute } from "@svc/core/drivers/compute"
@@ -100,14 +104,16 @@ const seedKey = async (pool) => {
   return key
 }
 
-const api = (port, key) => async (method, p, body) => {
-  const response = await fetch(`http://127.0.0.1:${port}${p}`, {
-    method,
-    headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
+/** The typed client with the bench's key; `run` turns one of its calls into a promise. */
+const typedClient = (baseUrl, key) =>
+  Effect.runPromise(makeClient({ baseUrl, credentials: Credentials.serviceKey(key) }).pipe(Effect.provide(FetchHttpClient.layer)))
+const run = (call) => Effect.runPromise(call)
+
+/** One page of Agents, read raw: the timed loop measures the server, not client-side decoding. */
+const agentPage = (baseUrl, key) => async (p) => {
+  const response = await fetch(`${baseUrl}${p}`, { headers: { "x-api-key": key } })
   const json = await response.json()
-  if (response.status >= 300) throw new Error(`${method} ${p}: ${response.status} ${JSON.stringify(json.error)}`)
+  if (response.status !== 200) throw new Error(`GET ${p}: ${response.status} ${JSON.stringify(json.error)}`)
   return json.data
 }
 
@@ -126,29 +132,37 @@ const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digit
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /** Part 1: deployments through the control plane vs. the gateway started directly. */
-const deployments = async ({ call, pool, dataDir, model }) => {
-  const namespace = await call("POST", "/namespaces", { name: "bench-deploy" })
+const deployments = async ({ client, pool, dataDir, model }) => {
+  const namespace = await run(client.namespaces.create({ payload: { name: "bench-deploy" } }))
   const ns = namespace.id
-  await until(() => call("GET", `/namespaces/${ns}`), (n) => n.status === "ready", 60, "namespace ready")
-  const secret = await call("POST", `/namespaces/${ns}/secrets`, { name: "model-key", value: MODEL_KEY })
+  const inNamespace = { namespaceId: ns }
+  await until(() => run(client.namespaces.get({ path: inNamespace })), (n) => n.status === "ready", 60, "namespace ready")
+  const secret = await run(client.secrets.create({ path: inNamespace, payload: { name: "model-key", value: MODEL_KEY } }))
   const values = {
     models: { providers: { bench: { baseUrl: model.baseUrl, api: "openai-completions", apiKey: { source: "env", provider: "default", id: "MODEL_API_KEY" }, models: [{ id: "bench-model", name: "Bench" }] } } },
     agents: { defaults: { model: "bench/bench-model" } }
   }
-  const configuration = await call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values })
-  const agent = await call("POST", `/namespaces/${ns}/agents`, {
-    name: "bench-bot",
-    configurationId: configuration.id,
-    harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-  })
-  const role = await call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-key", permissions: ["secret:operate"] })
-  await call("POST", `/namespaces/${ns}/iam/access-bindings`, { principalId: agent.servicePrincipalId, roleId: role.id, resource: { kind: "secret", id: secret.id } })
-  const agentPath = `/namespaces/${ns}/agents/${agent.id}`
+  const configuration = await run(client.configurations.create({ path: inNamespace, payload: { kind: "agent", values } }))
+  const agent = await run(client.agents.create({
+    path: inNamespace,
+    payload: {
+      name: "bench-bot",
+      configurationId: configuration.id,
+      harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+    }
+  }))
+  const role = await run(client.iamRoles.create({ path: inNamespace, payload: { name: "use-key", permissions: ["secret:operate"] } }))
+  await run(client.iamAccessBindings.create({
+    path: inNamespace,
+    payload: { principalId: agent.servicePrincipalId, roleId: role.id, resource: { kind: "secret", id: secret.id } }
+  }))
+  const agentPath = { namespaceId: ns, agentId: agent.id }
   const runs = []
   for (let i = 0; i < DEPLOYS; i++) {
     log(`deployment ${i + 1}/${DEPLOYS} (a real gateway start)...`)
-    const revision = await call("POST", `${agentPath}/deploy`)
-    const status = await until(() => call("GET", `${agentPath}/deployments/${revision.id}`), (d) => d.status === "succeeded" || d.status === "failed", 300, "deployment")
+    const revision = await run(client.agents.deploy({ path: agentPath }))
+    const deployment = { ...agentPath, deploymentId: revision.id }
+    const status = await until(() => run(client.agents.deployment({ path: deployment })), (d) => d.status === "succeeded" || d.status === "failed", 300, "deployment")
     if (status.status !== "succeeded") throw new Error(`deployment failed: ${JSON.stringify(status.error)}`)
     const { rows } = await pool.query(
       `SELECT EXTRACT(EPOCH FROM (w.finished_at - r.created_at)) * 1000 AS ms, w.attempt_count
@@ -156,8 +170,8 @@ const deployments = async ({ call, pool, dataDir, model }) => {
       [revision.id]
     )
     runs.push({ ms: Number(rows[0].ms), attempts: rows[0].attempt_count })
-    await call("POST", `${agentPath}/stop`)
-    await until(() => call("GET", agentPath), (a) => a.activeRevisionId === undefined, 120, "stop")
+    await run(client.agents.stop({ path: agentPath }))
+    await until(() => run(client.agents.get({ path: agentPath })), (a) => a.activeRevisionId === undefined, 120, "stop")
   }
   log("the same gateway started directly through the local driver...")
   // Its own data directory, so the worker's recovery sweep does not see it as an orphan.
@@ -172,10 +186,10 @@ const deployments = async ({ call, pool, dataDir, model }) => {
 }
 
 /** Part 2: 10 000 Agents listed page by page through the API, beside a bare keyset query. */
-const listing = async ({ call, pool }) => {
-  const namespace = await call("POST", "/namespaces", { name: "bench-list" })
+const listing = async ({ client, readPage, pool }) => {
+  const namespace = await run(client.namespaces.create({ payload: { name: "bench-list" } }))
   const ns = namespace.id
-  const configuration = await call("POST", `/namespaces/${ns}/configurations`, { kind: "agent", values: {} })
+  const configuration = await run(client.configurations.create({ path: { namespaceId: ns }, payload: { kind: "agent", values: {} } }))
   log(`inserting ${AGENTS} Agents...`)
   await pool.query(
     `WITH p AS (
@@ -200,7 +214,7 @@ const listing = async ({ call, pool }) => {
     for (const size of PAGE_SIZES) {
       for (const [name, page] of [
         ["API GET .../agents", async (after) => {
-          const data = await call("GET", `/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
+          const data = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
           return data.map((a) => a.id)
         }],
         ["bare keyset SQL", async (after) => {
@@ -281,11 +295,12 @@ const main = async () => {
     await apiRuntime.runPromise(Effect.void)
     worker = ManagedRuntime.make(WorkerLive({ pollInterval: Duration.millis(200) }).pipe(Layer.provide(shared)))
     await worker.runPromise(Effect.void)
-    const call = api(port, key)
-    const deployed = await deployments({ call, pool, dataDir, model })
+    const baseUrl = `http://127.0.0.1:${port}`
+    const client = await typedClient(baseUrl, key)
+    const deployed = await deployments({ client, pool, dataDir, model })
     await worker.dispose()
     worker = undefined
-    const listed = await listing({ call, pool })
+    const listed = await listing({ client, readPage: agentPage(baseUrl, key), pool })
     await apiRuntime.dispose()
 
     const lines = [
