@@ -7,6 +7,7 @@ import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/ind
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
+import { IamRoles } from "./iam/roles.js"
 import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
@@ -21,7 +22,7 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default)
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

@@ -12,11 +12,6 @@ import { DEFAULT_PAGE_SIZE, type PageParams } from "@svc/core/api"
 
 export const namespaceRef = (id: string): ResourceRef => ({ kind: "namespace", id })
 
-/** The ids of the built-in Roles that may be bound inside a Namespace (not installation-admin). */
-export const builtinNamespaceRoleIds: ReadonlyArray<string> = Object.values(BuiltinRoles)
-  .filter((role) => role.scope === "namespace")
-  .map((role) => role.id)
-
 export const builtinRoleNames: ReadonlySet<string> = new Set(Object.values(BuiltinRoles).map((role) => role.name))
 
 /** 404 unless the Namespace exists (a deleted Namespace's tombstone does not count, SPEC 3). */

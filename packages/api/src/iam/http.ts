@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { SvcApi } from "@svc/core/api"
 import { pageOf } from "./access.js"
 import { createBinding, deleteBinding, getBinding, listBindings } from "./bindings.js"
-import { createRole, deleteRole, getRole, listRoles } from "./roles.js"
+import { IamRoles } from "./roles.js"
 import {
   createServicePrincipal,
   deleteServicePrincipal,
@@ -13,15 +13,13 @@ import {
 } from "./servicePrincipals.js"
 
 export const IamRolesLive = HttpApiBuilder.group(SvcApi, "iamRoles", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
-    return handlers
-      .handle("create", ({ path, payload }) => withSql(createRole(path.namespaceId, payload)))
-      .handle("list", ({ path, urlParams }) => withSql(listRoles(path.namespaceId, pageOf(urlParams))))
-      .handle("get", ({ path }) => withSql(getRole(path.namespaceId, path.roleId)))
-      .handle("delete", ({ path }) => withSql(deleteRole(path.namespaceId, path.roleId)))
-  })
+  Effect.map(IamRoles, (roles) =>
+    handlers
+      .handle("create", ({ path, payload }) => roles.create(path.namespaceId, payload))
+      .handle("list", ({ path, urlParams }) => roles.list(path.namespaceId, urlParams))
+      .handle("get", ({ path }) => roles.get(path.namespaceId, path.roleId))
+      .handle("delete", ({ path }) => roles.delete(path.namespaceId, path.roleId))
+  )
 )
 
 export const IamAccessBindingsLive = HttpApiBuilder.group(SvcApi, "iamAccessBindings", (handlers) =>
