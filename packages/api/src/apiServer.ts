@@ -8,6 +8,7 @@ import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
+import { IamServicePrincipals } from "./iam/servicePrincipals.js"
 import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
@@ -22,7 +23,7 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default)
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default, IamServicePrincipals.Default)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

@@ -5,12 +5,7 @@ import { SvcApi } from "@svc/core/api"
 import { pageOf } from "./access.js"
 import { createBinding, deleteBinding, getBinding, listBindings } from "./bindings.js"
 import { IamRoles } from "./roles.js"
-import {
-  createServicePrincipal,
-  deleteServicePrincipal,
-  getServicePrincipal,
-  listServicePrincipals
-} from "./servicePrincipals.js"
+import { IamServicePrincipals } from "./servicePrincipals.js"
 
 export const IamRolesLive = HttpApiBuilder.group(SvcApi, "iamRoles", (handlers) =>
   Effect.map(IamRoles, (roles) =>
@@ -35,20 +30,17 @@ export const IamAccessBindingsLive = HttpApiBuilder.group(SvcApi, "iamAccessBind
 )
 
 export const IamServicePrincipalsLive = HttpApiBuilder.group(SvcApi, "iamServicePrincipals", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
-    return handlers
-      .handle("createInstallation", ({ payload }) => withSql(createServicePrincipal(null, payload.name)))
-      .handle("listInstallation", ({ urlParams }) => withSql(listServicePrincipals(null, pageOf(urlParams))))
-      .handle("getInstallation", ({ path }) => withSql(getServicePrincipal(null, path.servicePrincipalId)))
-      .handle("deleteInstallation", ({ path }) => withSql(deleteServicePrincipal(null, path.servicePrincipalId)))
-      .handle("createNamespace", ({ path, payload }) => withSql(createServicePrincipal(path.namespaceId, payload.name)))
-      .handle("listNamespace", ({ path, urlParams }) =>
-        withSql(listServicePrincipals(path.namespaceId, pageOf(urlParams))))
-      .handle("getNamespace", ({ path }) => withSql(getServicePrincipal(path.namespaceId, path.servicePrincipalId)))
-      .handle("deleteNamespace", ({ path }) => withSql(deleteServicePrincipal(path.namespaceId, path.servicePrincipalId)))
-  })
+  Effect.map(IamServicePrincipals, (principals) =>
+    handlers
+      .handle("createInstallation", ({ payload }) => principals.create(null, payload.name))
+      .handle("listInstallation", ({ urlParams }) => principals.list(null, urlParams))
+      .handle("getInstallation", ({ path }) => principals.get(null, path.servicePrincipalId))
+      .handle("deleteInstallation", ({ path }) => principals.delete(null, path.servicePrincipalId))
+      .handle("createNamespace", ({ path, payload }) => principals.create(path.namespaceId, payload.name))
+      .handle("listNamespace", ({ path, urlParams }) => principals.list(path.namespaceId, urlParams))
+      .handle("getNamespace", ({ path }) => principals.get(path.namespaceId, path.servicePrincipalId))
+      .handle("deleteNamespace", ({ path }) => principals.delete(path.namespaceId, path.servicePrincipalId))
+  )
 )
 
 /** Every IAM group, wired. Needs an SqlClient and the Authentication middleware. */

@@ -16,9 +16,18 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
       execute: (roleId) => sql`SELECT id FROM access_bindings WHERE role_id = ${roleId} LIMIT 1`
     })
 
+    const removeForPrincipal = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (principalId) => sql`DELETE FROM access_bindings WHERE principal_id = ${principalId} RETURNING id`
+    })
+
     return {
       /** Whether any AccessBinding grants the Role (a referenced Role cannot be deleted). */
-      isRoleReferenced: (roleId: RoleId) => anyForRole(roleId).pipe(Effect.map(Option.isSome), Effect.orDie)
+      isRoleReferenced: (roleId: RoleId) => anyForRole(roleId).pipe(Effect.map(Option.isSome), Effect.orDie),
+      /** Removes every AccessBinding of a principal; how many there were. */
+      removeForPrincipal: (principalId: string) =>
+        removeForPrincipal(principalId).pipe(Effect.map((rows) => rows.length), Effect.orDie)
     }
   })
 }) {}

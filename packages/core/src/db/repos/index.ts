@@ -5,5 +5,6 @@
  */
 export * from "./bindings.js"
 export * from "./namespaces.js"
+export * from "./principals.js"
 export * from "./roles.js"
 export * from "./secrets.js"
