@@ -6,6 +6,7 @@ import { HealthLive } from "./health/http.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
+import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
 import { IamServicePrincipals } from "./iam/servicePrincipals.js"
@@ -23,7 +24,7 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default, IamServicePrincipals.Default)
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default, IamServicePrincipals.Default, IamAccessBindings.Default)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

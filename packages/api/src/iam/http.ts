@@ -1,9 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { pageOf } from "./access.js"
-import { createBinding, deleteBinding, getBinding, listBindings } from "./bindings.js"
+import { IamAccessBindings } from "./bindings.js"
 import { IamRoles } from "./roles.js"
 import { IamServicePrincipals } from "./servicePrincipals.js"
 
@@ -18,15 +16,13 @@ export const IamRolesLive = HttpApiBuilder.group(SvcApi, "iamRoles", (handlers) 
 )
 
 export const IamAccessBindingsLive = HttpApiBuilder.group(SvcApi, "iamAccessBindings", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
-    return handlers
-      .handle("create", ({ path, payload }) => withSql(createBinding(path.namespaceId, payload)))
-      .handle("list", ({ path, urlParams }) => withSql(listBindings(path.namespaceId, pageOf(urlParams))))
-      .handle("get", ({ path }) => withSql(getBinding(path.namespaceId, path.bindingId)))
-      .handle("delete", ({ path }) => withSql(deleteBinding(path.namespaceId, path.bindingId)))
-  })
+  Effect.map(IamAccessBindings, (bindings) =>
+    handlers
+      .handle("create", ({ path, payload }) => bindings.create(path.namespaceId, payload))
+      .handle("list", ({ path, urlParams }) => bindings.list(path.namespaceId, urlParams))
+      .handle("get", ({ path }) => bindings.get(path.namespaceId, path.bindingId))
+      .handle("delete", ({ path }) => bindings.delete(path.namespaceId, path.bindingId))
+  )
 )
 
 export const IamServicePrincipalsLive = HttpApiBuilder.group(SvcApi, "iamServicePrincipals", (handlers) =>
@@ -43,5 +39,5 @@ export const IamServicePrincipalsLive = HttpApiBuilder.group(SvcApi, "iamService
   )
 )
 
-/** Every IAM group, wired. Needs an SqlClient and the Authentication middleware. */
+/** Every IAM group, wired. Needs the IAM services (`FeatureServicesLive`) and the Authentication middleware. */
 export const IamLive = Layer.mergeAll(IamRolesLive, IamAccessBindingsLive, IamServicePrincipalsLive)

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import type { PageParams, Role } from "@svc/core/api"
 import { AuditLog } from "@svc/core/audit"
-import { BindingsRepo, type RoleLock, type RoleRow, RolesRepo } from "@svc/core/db"
+import { BindingsRepo, type RoleRow, RolesRepo } from "@svc/core/db"
 import { NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { type NamespaceId, RoleId } from "@svc/core/schema"
@@ -119,12 +119,3 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
   dependencies: [RolesRepo.Default, BindingsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
 }) {}
 
-/**
- * One Role bindable in the Namespace, for the AccessBindings handlers until they take
- * `RolesRepo` in their own service (the next step of issue 9 §3); then this goes.
- */
-export const findBindableRole = (namespaceId: string, roleId: string, lock: RoleLock = "none") =>
-  Effect.flatMap(
-    RolesRepo,
-    (roles) => roles.findBindable({ id: roleId as RoleId, namespace_id: namespaceId as NamespaceId }, lock)
-  ).pipe(Effect.map(Option.getOrUndefined), Effect.provide(RolesRepo.Default))

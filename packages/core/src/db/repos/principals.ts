@@ -73,7 +73,22 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
       `
     })
 
+    /**
+     * The kind and scope of a live principal of any kind, locked FOR SHARE for the rest of the
+     * caller's transaction (against its deletion while it is being bound).
+     */
+    const lockLive = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ kind: Schema.String, namespace_id: Schema.NullOr(NamespaceId) }),
+      execute: (id) => sql`
+        SELECT kind, namespace_id FROM principals
+        WHERE id = ${id} AND deleted_at IS NULL
+        FOR SHARE
+      `
+    })
+
     return {
+      lockLive: (id: string) => lockLive(id).pipe(Effect.orDie),
       insertService: (row: typeof InsertServicePrincipal.Type) => insertService(row).pipe(Effect.orDie),
       pageService: (request: typeof ServicePrincipalPage.Type) => pageService(request).pipe(Effect.orDie),
       findService: (key: typeof ServicePrincipalKey.Type) => findService(key).pipe(Effect.orDie),
