@@ -10,7 +10,7 @@ import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
 import { IamServicePrincipals } from "./iam/servicePrincipals.js"
-import { InstallationLive } from "./installation/http.js"
+import { InstallationLive, InstallationService } from "./installation/index.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { ConfigurationsLive } from "./configurations/http.js"
@@ -24,7 +24,13 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default, IamRoles.Default, IamServicePrincipals.Default, IamAccessBindings.Default)
+const FeatureServicesLive = Layer.mergeAll(
+  Secrets.Default,
+  IamRoles.Default,
+  IamServicePrincipals.Default,
+  IamAccessBindings.Default,
+  InstallationService.Default
+)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

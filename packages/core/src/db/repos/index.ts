@@ -4,6 +4,7 @@
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
 export * from "./bindings.js"
+export * from "./installation.js"
 export * from "./namespaces.js"
 export * from "./principals.js"
 export * from "./roles.js"
