@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { SvcApi } from "@svc/core/api"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
+import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
@@ -25,6 +26,7 @@ import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
 const FeatureServicesLive = Layer.mergeAll(
+  Health.Default,
   Secrets.Default,
   IamRoles.Default,
   IamServicePrincipals.Default,
