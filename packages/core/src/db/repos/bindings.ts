@@ -6,7 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { ResourceRef } from "../../iam/resource.js"
+import { INSTALLATION_RESOURCE_ID, type ResourceRef } from "../../iam/resource.js"
 import { BindingId, NamespaceId, RoleId } from "../../schema/ids.js"
 
 export const BindingRow = Schema.Struct({
@@ -69,6 +69,15 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
         INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
         VALUES (${row.id}, ${row.principal_id}, ${row.role_id}, ${row.resource_kind}, ${row.resource_id}, ${row.namespace_id})
         RETURNING ${sql.literal(columns)}
+      `
+    })
+
+    /** A grant on the Installation (bootstrap's); keeps its SqlError for bootstrap to report. */
+    const insertOnInstallation = SqlSchema.void({
+      Request: Schema.Struct({ id: BindingId, principal_id: Schema.String, role_id: RoleId }),
+      execute: (row) => sql`
+        INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
+        VALUES (${row.id}, ${row.principal_id}, ${row.role_id}, 'installation', ${INSTALLATION_RESOURCE_ID}, NULL)
       `
     })
 
@@ -182,6 +191,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
 
     return {
       insert,
+      insertOnInstallation,
       find: (key: typeof BindingKey.Type) => find(key).pipe(Effect.orDie),
       page,
       /** The principal and Role of the removed binding; None when there was none. */

@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { NamespaceId, ServicePrincipalId } from "../../schema/ids.js"
+import { NamespaceId, PrincipalId, ServicePrincipalId } from "../../schema/ids.js"
 
 export const ServicePrincipalRow = Schema.Struct({
   id: ServicePrincipalId,
@@ -31,6 +31,10 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
 
     const inScope = (scope: string | null) => (scope === null ? sql`namespace_id IS NULL` : sql`namespace_id = ${scope}`)
 
+    /**
+     * Keeps its SqlError: the IAM service dies on it, bootstrap reports it as a database
+     * failure of its own.
+     */
     const insertService = SqlSchema.single({
       Request: InsertServicePrincipal,
       Result: ServicePrincipalRow,
@@ -87,9 +91,16 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
       `
     })
 
+    /** A human Principal, Installation-wide; keeps its SqlError for bootstrap to report. */
+    const insertHuman = SqlSchema.void({
+      Request: Schema.Struct({ id: PrincipalId, name: Schema.String }),
+      execute: (row) => sql`INSERT INTO principals (id, kind, namespace_id, name) VALUES (${row.id}, 'human', NULL, ${row.name})`
+    })
+
     return {
+      insertHuman,
       lockLive: (id: string) => lockLive(id).pipe(Effect.orDie),
-      insertService: (row: typeof InsertServicePrincipal.Type) => insertService(row).pipe(Effect.orDie),
+      insertService,
       pageService: (request: typeof ServicePrincipalPage.Type) => pageService(request).pipe(Effect.orDie),
       findService: (key: typeof ServicePrincipalKey.Type) => findService(key).pipe(Effect.orDie),
       markServiceDeleted: (key: typeof ServicePrincipalKey.Type) => markServiceDeleted(key).pipe(Effect.orDie)
