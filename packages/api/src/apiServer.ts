@@ -3,11 +3,15 @@ import { Effect, Layer } from "effect"
 import { SvcApi } from "@svc/core/api"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
+import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
+import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
-import { InstallationLive } from "./installation/http.js"
+import { IamRoles } from "./iam/roles.js"
+import { IamServicePrincipals } from "./iam/servicePrincipals.js"
+import { InstallationLive, InstallationService } from "./installation/index.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { ConfigurationsLive } from "./configurations/http.js"
@@ -21,7 +25,14 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default)
+const FeatureServicesLive = Layer.mergeAll(
+  Health.Default,
+  Secrets.Default,
+  IamRoles.Default,
+  IamServicePrincipals.Default,
+  IamAccessBindings.Default,
+  InstallationService.Default
+)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

@@ -1,6 +1,7 @@
 export { SvcApi } from "@svc/core/api"
 export { ApiGroupsLive, ApiServerLive, nativeAdminPipeline } from "./apiServer.js"
 export { HealthLive } from "./health/http.js"
+export { Health } from "./health/service.js"
 export { listen, type ServerOptions } from "./server.js"
 export * from "./auth/index.js"
 export * from "./serviceKeys/index.js"

@@ -13,7 +13,7 @@ import { RuntimeOnDemandLive, WorkerConfig, WorkerLive, WorkOutboxLive } from "@
 import { KnownSecrets } from "@svc/core/observability"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
-import { runBootstrap } from "./bootstrap/initializer.js"
+import { BootstrapReposLive, runBootstrap } from "./bootstrap/initializer.js"
 import { bootstrapInput } from "./bootstrap/settings.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
 import { serverOptions } from "./serverOptions.js"
@@ -39,7 +39,7 @@ const AllInOne = Layer.unwrapScoped(
     )
     // After migrations, before the API and the worker (SPEC 5.6); a failure stops the start.
     const bootstrap = Layer.effectDiscard(
-      Effect.flatMap(bootstrapInput(config), runBootstrap).pipe(Effect.provide(WorkOutboxLive))
+      Effect.flatMap(bootstrapInput(config), runBootstrap).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
     )
     const listening = `http://${config.process.host}:${config.process.port}`
     const ready = Layer.effectDiscard(

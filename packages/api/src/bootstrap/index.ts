@@ -1,6 +1,7 @@
 export {
   BOOTSTRAP_KEY_NAME,
   BootstrapError,
+  BootstrapReposLive,
   type BootstrapInput,
   type BootstrapOutcome,
   DEFAULT_NAMESPACE,

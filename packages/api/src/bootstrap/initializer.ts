@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import type { BootstrapSettings, Environment } from "@svc/core/config"
-import { Migrations } from "@svc/core/db"
-import { BuiltinRoles, INSTALLATION_RESOURCE_ID } from "@svc/core/iam"
+import { BindingsRepo, InstallationRepo, Migrations, PrincipalsRepo } from "@svc/core/db"
+import { BuiltinRoles } from "@svc/core/iam"
 import {
   BindingId,
   InstallationId,
@@ -14,7 +14,7 @@ import {
   UserId
 } from "@svc/core/schema"
 import { createNamespace } from "@svc/core/tenancy"
-import { Data, Effect, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { hashPassword } from "../auth/passwords.js"
 import { insertServiceKey } from "../serviceKeys/store.js"
@@ -52,8 +52,13 @@ export class BootstrapError extends Data.TaggedError("BootstrapError")<{
   }
 }
 
-const currentInstallation = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ id: string }>`SELECT id FROM installation`.pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.id))))
+/**
+ * The repositories of the tables bootstrap writes besides accounts, Namespaces and service keys;
+ * each process that runs bootstrap provides them (with its SqlClient).
+ */
+export const BootstrapReposLive = Layer.mergeAll(InstallationRepo.Default, PrincipalsRepo.Default, BindingsRepo.Default)
+
+const currentInstallation = Effect.flatMap(InstallationRepo, (installation) => installation.current)
 
 /** The ids bootstrap will create, chosen up front so a failure can name them. */
 const plannedIds = () => ({
@@ -97,17 +102,13 @@ const toBootstrapError = (error: unknown): BootstrapError => {
 const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: string, passwordHash: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const inserted = yield* sql`
-      INSERT INTO installation (id, bootstrapped_at) VALUES (${ids.installationId}, now())
-      ON CONFLICT (singleton) DO NOTHING RETURNING id
-    `
-    if (inserted.length === 0) return undefined
+    const principals = yield* PrincipalsRepo
+    const bindings = yield* BindingsRepo
+    const inserted = yield* Effect.flatMap(InstallationRepo, (installation) => installation.insert(ids.installationId))
+    if (!inserted) return undefined
     const production = input.env === "production"
 
-    yield* sql`
-      INSERT INTO principals (id, kind, namespace_id, name)
-      VALUES (${ids.adminPrincipalId}, 'human', NULL, 'Administrator')
-    `
+    yield* principals.insertHuman({ id: ids.adminPrincipalId, name: "Administrator" })
     yield* sql`
       INSERT INTO accounts (id, principal_id, email, name, enrolled_at)
       VALUES (${ids.adminUserId}, ${ids.adminPrincipalId}, ${input.adminEmail}, 'Administrator', now())
@@ -121,16 +122,10 @@ const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: 
       INSERT INTO recovery_designation (account_id, method_id) VALUES (${ids.adminUserId}, ${ids.adminMethodId})
     `
     // The service identity: no email, password, session, Namespace or Agent owner.
-    yield* sql`
-      INSERT INTO principals (id, kind, namespace_id, name)
-      VALUES (${ids.servicePrincipalId}, 'service', NULL, 'bootstrap service administrator')
-    `
+    yield* principals.insertService({ id: ids.servicePrincipalId, namespace_id: null, name: "bootstrap service administrator" })
     const role = BuiltinRoles.installationAdmin.id
     for (const principalId of [ids.adminPrincipalId, ids.servicePrincipalId]) {
-      yield* sql`
-        INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
-        VALUES (${BindingId.make()}, ${principalId}, ${role}, 'installation', ${INSTALLATION_RESOURCE_ID}, NULL)
-      `
+      yield* bindings.insertOnInstallation({ id: BindingId.make(), principal_id: principalId, role_id: role })
     }
     const namespace = yield* createNamespace({ name: DEFAULT_NAMESPACE })
     const key = yield* insertServiceKey({

@@ -8,7 +8,7 @@ import { databaseLayer } from "@svc/core/db"
 import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
 import { WorkOutboxLive } from "@svc/worker"
 import { Effect, Layer } from "effect"
-import { runBootstrap } from "./initializer.js"
+import { BootstrapReposLive, runBootstrap } from "./initializer.js"
 import { bootstrapInput } from "./settings.js"
 
 const program = Effect.gen(function* () {
@@ -17,7 +17,8 @@ const program = Effect.gen(function* () {
   const input = yield* bootstrapInput(config)
   yield* runBootstrap(input).pipe(
     Effect.provide(
-      Layer.mergeAll(databaseLayer({ url, applicationName: "svc-bootstrap" }), WorkOutboxLive).pipe(
+      Layer.mergeAll(BootstrapReposLive, WorkOutboxLive).pipe(
+        Layer.provideMerge(databaseLayer({ url, applicationName: "svc-bootstrap" })),
         Layer.provideMerge(processLayer(config))
       )
     )

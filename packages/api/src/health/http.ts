@@ -1,14 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { checkReadiness } from "./readiness.js"
+import { Effect } from "effect"
+import { Health } from "./service.js"
 
 export const HealthLive = HttpApiBuilder.group(SvcApi, "health", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return handlers
-      .handle("healthz", () => Effect.succeed({ status: "ok" } as const))
-      .handle("readyz", () => checkReadiness().pipe(Effect.provideService(SqlClient.SqlClient, sql)))
-  })
+  Effect.map(Health, (health) =>
+    handlers
+      .handle("healthz", () => health.live())
+      .handle("readyz", () => health.ready())
+  )
 )

@@ -3,43 +3,28 @@
  * resource in it. Immutable: create and delete only.
  */
 import { SqlClient } from "@effect/sql"
-import { recordAudit } from "@svc/core/audit"
+import type { AccessBinding, BindableKind, PageParams } from "@svc/core/api"
+import { AuditLog } from "@svc/core/audit"
+import { type BindingRow, BindingsRepo, PrincipalsRepo, RolesRepo } from "@svc/core/db"
 import { Forbidden, InvalidRequest, NotFound, ResourceConflict } from "@svc/core/errors"
-import { type Caller, CurrentCaller, permission, type ResourceRef, visibleTo } from "@svc/core/iam"
+import { CurrentCaller, permission, type ResourceRef, visibleTo } from "@svc/core/iam"
 import { BindingId, Ids, type NamespaceId, type RoleId } from "@svc/core/schema"
-import { Effect } from "effect"
-import { authorize } from "../auth/authorize.js"
-import {
-  authorizeNamespaceAdministration,
-  isForeignKeyViolation,
-  namespaceRef,
-  type Page,
-  requireNamespace
-} from "./access.js"
-import { findBindableRole } from "./roles.js"
-import type { AccessBinding, BindableKind } from "@svc/core/api"
-
-interface BindingRow {
-  readonly id: string
-  readonly namespace_id: string
-  readonly principal_id: string
-  readonly role_id: string
-  readonly resource_kind: string
-  readonly resource_id: string
-  readonly created_at: Date
-}
+import { Effect, Option } from "effect"
+import { Authorization } from "../auth/authorize.js"
+import { NamespaceGuard } from "../namespaces/guard.js"
+import { isForeignKeyViolation, namespaceRef, pageOf } from "./access.js"
+import { bindingRef, namespaceAdministration } from "./policy.js"
 
 const toBinding = (row: BindingRow): AccessBinding => ({
-  id: row.id as AccessBinding["id"],
-  namespaceId: row.namespace_id as NamespaceId,
+  id: row.id,
+  namespaceId: row.namespace_id,
   principalId: row.principal_id,
-  roleId: row.role_id as RoleId,
+  roleId: row.role_id,
   resource: { kind: row.resource_kind, id: row.resource_id },
   createdAt: row.created_at
 })
 
-const bindingRef = (namespaceId: string, bindingId: string) =>
-  ({ kind: "iam_access_binding", id: bindingId, namespaceId }) as const
+const notFound = () => new NotFound({ message: "The AccessBinding does not exist." })
 
 /** The identifier schema of each bindable kind inside a Namespace. */
 const idSchemaOf: Record<Exclude<BindableKind, "namespace">, { readonly isValid: (value: unknown) => boolean }> = {
@@ -72,183 +57,135 @@ const targetOf = (
     : Effect.fail(invalid(`The resource id is not a ${resource.kind} id.`, "/resource/id", "INVALID_FORMAT"))
 }
 
-/**
- * The permissions of `permissions` the caller does not hold on `target` (a grant that covers
- * it, and no Restriction): one query, whatever the size of the Role.
- */
-const missingPermissions = (caller: Caller, permissions: ReadonlyArray<string>, target: ResourceRef) =>
-  Effect.gen(function* () {
+export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc/api/IamAccessBindings", {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const ns = target.kind === "installation" ? "" : target.kind === "namespace" ? target.id : target.namespaceId
-    const id = target.kind === "installation" ? "" : target.id
-    const rows = yield* sql<{ permission: string }>`
-      SELECT p.permission FROM unnest(string_to_array(${permissions.join(",")}, ',')) AS p (permission)
-      WHERE NOT EXISTS (
-          SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
-          WHERE b.principal_id = ${caller.principalId}
-            AND p.permission = ANY (r.permissions)
-            AND (b.resource_kind = 'installation'
-              OR (b.resource_kind = 'namespace' AND b.resource_id = ${ns})
-              OR (b.resource_kind = ${target.kind} AND b.resource_id = ${id})))
-        OR EXISTS (
-          SELECT 1 FROM restrictions x
-          WHERE x.principal_id = ${caller.principalId}
-            AND (x.permission = p.permission OR x.permission = '*')
-            AND (x.resource_kind = 'installation'
-              OR (x.resource_kind = 'namespace' AND x.resource_id = ${ns})
-              OR (x.resource_kind = ${target.kind} AND x.resource_id = ${id})))
-    `
-    return rows.map((row) => row.permission)
-  })
+    const bindings = yield* BindingsRepo
+    const principals = yield* PrincipalsRepo
+    const roles = yield* RolesRepo
+    const audit = yield* AuditLog
+    const authorization = yield* Authorization
+    const { authorize } = authorization
+    const namespaces = yield* NamespaceGuard
+    const authorizeAdministration = namespaceAdministration(authorization, namespaces)
 
-/** The tables of the binding targets whose rows exist today; other kinds are not checked yet. */
-const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
-  iam_role: "roles",
-  iam_access_binding: "access_bindings",
-  secret: "secrets",
-  preset: "presets",
-  configuration: "configurations",
-  agent: "agents",
-  agent_revision: "agent_revisions"
-}
-
-/** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
-const targetExists = (target: ResourceRef) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const table = targetTables[target.kind]
-    if (table === undefined || target.kind === "installation" || target.kind === "namespace") return true
-    const rows = yield* sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`
-    return rows.length > 0
-  })
-
-export const createBinding = Effect.fn("IamAccessBindings.create")(function* (
-  namespaceId: string,
-  payload: {
-    readonly principalId: string
-    readonly roleId: string
-    readonly resource: { readonly kind: BindableKind; readonly id: string }
-  }
-) {
-  const caller = yield* CurrentCaller
-  yield* authorize("iam_access_binding:create", namespaceRef(namespaceId))
-  const target = yield* targetOf(namespaceId, payload.resource)
-  // SPEC 4.7: creating a binding also needs `read` on the resource it names (404 otherwise).
-  yield* authorize(permission(target.kind, "read"), target)
-  yield* requireNamespace(namespaceId)
-  const sql = yield* SqlClient.SqlClient
-  const create = Effect.gen(function* () {
-    const principals = yield* sql<{ kind: string; namespace_id: string | null }>`
-      SELECT kind, namespace_id FROM principals
-      WHERE id = ${payload.principalId} AND deleted_at IS NULL
-      FOR SHARE
-    `
-    const principal = principals[0]
-    // A principal of another Namespace is answered exactly as an unknown one: a Namespace
-    // administrator must not learn which ids exist elsewhere (DESIGN §6).
-    if (principal === undefined || (principal.namespace_id !== null && principal.namespace_id !== namespaceId)) {
-      return yield* invalid("No principal with this id can be bound in this Namespace.", "/principalId")
-    }
-    const role = yield* findBindableRole(namespaceId, payload.roleId, "share")
-    if (role === undefined) {
-      return yield* invalid("The Role is not a built-in Namespace Role or a Role of this Namespace.", "/roleId")
-    }
-    if (!(yield* targetExists(target))) return yield* new NotFound({ message: "The resource does not exist." })
-    // A binding must not hand out more than its creator holds on that resource.
-    const missing = yield* missingPermissions(caller, role.permissions, target)
-    if (missing.length > 0) {
-      return yield* new Forbidden({
-        message: `The caller cannot grant permissions it does not hold on the resource (${missing.slice(0, 3).join(", ")}).`
-      })
-    }
-    // One binding per (principal, Role, resource): concurrent identical requests serialise here.
-    const key = `${payload.principalId}|${payload.roleId}|${target.kind}|${payload.resource.id}`
-    yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`
-    const existing = yield* sql`
-      SELECT 1 FROM access_bindings
-      WHERE principal_id = ${payload.principalId} AND role_id = ${payload.roleId}
-        AND resource_kind = ${target.kind} AND resource_id = ${payload.resource.id}
-    `
-    if (existing.length > 0) {
-      return yield* new ResourceConflict({ message: "This principal already holds this Role on this resource." })
-    }
-    const id = BindingId.make()
-    const rows = yield* sql<BindingRow>`
-      INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
-      VALUES (${id}, ${payload.principalId}, ${payload.roleId}, ${target.kind}, ${payload.resource.id}, ${namespaceId})
-      RETURNING id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at
-    `
-    yield* recordAudit({
-      kind: "iam.access-binding.created",
-      outcome: "success",
-      actorPrincipalId: caller.principalId,
-      namespaceId,
-      resource: { kind: "iam_access_binding", id },
-      details: {
-        principalId: payload.principalId,
-        roleId: payload.roleId,
-        resourceKind: target.kind,
-        resourceId: payload.resource.id
+    const create = Effect.fn("IamAccessBindings.create")(function* (
+      namespaceId: NamespaceId,
+      payload: {
+        readonly principalId: string
+        readonly roleId: RoleId
+        readonly resource: { readonly kind: BindableKind; readonly id: string }
       }
+    ) {
+      const caller = yield* CurrentCaller
+      yield* authorize("iam_access_binding:create", namespaceRef(namespaceId))
+      const target = yield* targetOf(namespaceId, payload.resource)
+      // SPEC 4.7: creating a binding also needs `read` on the resource it names (404 otherwise).
+      yield* authorize(permission(target.kind, "read"), target)
+      yield* namespaces.requireLive(namespaceId)
+      const write = Effect.gen(function* () {
+        const principal = yield* principals.lockLive(payload.principalId)
+        // A principal of another Namespace is answered exactly as an unknown one: a Namespace
+        // administrator must not learn which ids exist elsewhere (DESIGN §6).
+        if (Option.isNone(principal) || (principal.value.namespace_id !== null && principal.value.namespace_id !== namespaceId)) {
+          return yield* invalid("No principal with this id can be bound in this Namespace.", "/principalId")
+        }
+        const role = yield* roles.findBindable({ id: payload.roleId, namespace_id: namespaceId }, "share")
+        if (Option.isNone(role)) {
+          return yield* invalid("The Role is not a built-in Namespace Role or a Role of this Namespace.", "/roleId")
+        }
+        if (!(yield* bindings.targetExists(target))) return yield* new NotFound({ message: "The resource does not exist." })
+        // A binding must not hand out more than its creator holds on that resource.
+        const missing = yield* bindings.missingPermissions(caller.principalId, role.value.permissions, target)
+        if (missing.length > 0) {
+          return yield* new Forbidden({
+            message: `The caller cannot grant permissions it does not hold on the resource (${missing.slice(0, 3).join(", ")}).`
+          })
+        }
+        // One binding per (principal, Role, resource): concurrent identical requests serialise here.
+        const identity = {
+          principal_id: payload.principalId,
+          role_id: payload.roleId,
+          resource_kind: target.kind,
+          resource_id: payload.resource.id
+        }
+        yield* bindings.lockIdentity(identity)
+        if (yield* bindings.exists(identity)) {
+          return yield* new ResourceConflict({ message: "This principal already holds this Role on this resource." })
+        }
+        const id = BindingId.make()
+        const row = yield* bindings.insert({ id, namespace_id: namespaceId, ...identity })
+        yield* audit.record({
+          kind: "iam.access-binding.created",
+          outcome: "success",
+          actorPrincipalId: caller.principalId,
+          namespaceId,
+          resource: { kind: "iam_access_binding", id },
+          details: {
+            principalId: payload.principalId,
+            roleId: payload.roleId,
+            resourceKind: target.kind,
+            resourceId: payload.resource.id
+          }
+        })
+        return toBinding(row)
+      })
+      return yield* sql.withTransaction(write).pipe(
+        Effect.catchTags({
+          SqlError: (error) =>
+            isForeignKeyViolation(error)
+              ? Effect.fail(new ResourceConflict({ message: "The Role or principal was removed while binding it." }))
+              : Effect.die(error),
+          ParseError: Effect.die,
+          NoSuchElementException: Effect.die
+        })
+      )
     })
-    return toBinding(rows[0]!)
-  })
-  return yield* sql.withTransaction(create).pipe(
-    Effect.catchTag("SqlError", (error) =>
-      isForeignKeyViolation(error)
-        ? Effect.fail(new ResourceConflict({ message: "The Role or principal was removed while binding it." }))
-        : Effect.die(error)
-    )
-  )
-})
 
-export const listBindings = Effect.fn("IamAccessBindings.list")(function* (namespaceId: string, page: Page) {
-  const caller = yield* CurrentCaller
-  yield* authorizeNamespaceAdministration(namespaceId)
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<BindingRow>`
-    SELECT b.id, b.namespace_id, b.principal_id, b.role_id, b.resource_kind, b.resource_id, b.created_at
-    FROM access_bindings b
-    WHERE b.namespace_id = ${namespaceId}
-      AND ${page.after === undefined ? sql`TRUE` : sql`b.id > ${page.after}`}
-      AND ${visibleTo(sql, caller, "iam_access_binding:read", "iam_access_binding", { id: "b.id", namespaceId: "b.namespace_id" })}
-    ORDER BY b.id
-    LIMIT ${page.limit}
-  `.pipe(Effect.orDie)
-  return rows.map(toBinding)
-})
+    const list = Effect.fn("IamAccessBindings.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+      const caller = yield* CurrentCaller
+      yield* authorizeAdministration(namespaceId)
+      const page = pageOf(params)
+      const visible = visibleTo(sql, caller, "iam_access_binding:read", "iam_access_binding", {
+        id: "b.id",
+        namespaceId: "b.namespace_id"
+      })
+      const rows = yield* bindings.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      return rows.map(toBinding)
+    })
 
-export const getBinding = Effect.fn("IamAccessBindings.get")(function* (namespaceId: string, bindingId: string) {
-  yield* authorize("iam_access_binding:read", bindingRef(namespaceId, bindingId))
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<BindingRow>`
-    SELECT id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at
-    FROM access_bindings WHERE id = ${bindingId} AND namespace_id = ${namespaceId}
-  `.pipe(Effect.orDie)
-  if (rows[0] === undefined) return yield* new NotFound({ message: "The AccessBinding does not exist." })
-  return toBinding(rows[0])
-})
+    const get = Effect.fn("IamAccessBindings.get")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
+      yield* authorize("iam_access_binding:read", bindingRef(namespaceId, bindingId))
+      const row = yield* bindings.find({ id: bindingId, namespace_id: namespaceId })
+      return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toBinding(r)) })
+    })
 
-export const deleteBinding = Effect.fn("IamAccessBindings.delete")(function* (namespaceId: string, bindingId: string) {
-  const caller = yield* CurrentCaller
-  yield* authorize("iam_access_binding:delete", bindingRef(namespaceId, bindingId))
-  const sql = yield* SqlClient.SqlClient
-  const remove = Effect.gen(function* () {
-    const rows = yield* sql<{ principal_id: string; role_id: string }>`
-      DELETE FROM access_bindings WHERE id = ${bindingId} AND namespace_id = ${namespaceId}
-      RETURNING principal_id, role_id
-    `.pipe(Effect.orDie)
-    const row = rows[0]
-    if (row === undefined) return yield* new NotFound({ message: "The AccessBinding does not exist." })
-    yield* recordAudit({
-      kind: "iam.access-binding.deleted",
-      outcome: "success",
-      actorPrincipalId: caller.principalId,
-      namespaceId,
-      resource: { kind: "iam_access_binding", id: bindingId },
-      details: { principalId: row.principal_id, roleId: row.role_id }
-    }).pipe(Effect.orDie)
-  })
-  yield* sql.withTransaction(remove).pipe(Effect.catchTag("SqlError", Effect.die))
-})
+    const remove = Effect.fn("IamAccessBindings.delete")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
+      const caller = yield* CurrentCaller
+      yield* authorize("iam_access_binding:delete", bindingRef(namespaceId, bindingId))
+      const write = Effect.gen(function* () {
+        const row = yield* bindings.remove({ id: bindingId, namespace_id: namespaceId })
+        if (Option.isNone(row)) return yield* notFound()
+        yield* audit.record({
+          kind: "iam.access-binding.deleted",
+          outcome: "success",
+          actorPrincipalId: caller.principalId,
+          namespaceId,
+          resource: { kind: "iam_access_binding", id: bindingId },
+          details: { principalId: row.value.principal_id, roleId: row.value.role_id }
+        }).pipe(Effect.orDie)
+      })
+      yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
 
+    return { create, list, get, delete: remove }
+  }),
+  dependencies: [
+    BindingsRepo.Default,
+    PrincipalsRepo.Default,
+    RolesRepo.Default,
+    AuditLog.Default,
+    Authorization.Default,
+    NamespaceGuard.Default
+  ]
+}) {}

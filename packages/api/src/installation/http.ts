@@ -1,33 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { InstallationConfiguration } from "@svc/core/config"
-import { Installation as InstallationResource } from "@svc/core/iam"
-import type { InstallationId } from "@svc/core/schema"
-import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { authorize } from "../auth/authorize.js"
-import { backendsOf, capabilitiesOf } from "./capabilities.js"
+import { Effect } from "effect"
+import { InstallationService } from "./service.js"
 
-/** Needs an SqlClient and the InstallationConfiguration (each main.ts provides it). */
+/** The Installation group: each handler calls the service, which authorizes the Installation. */
 export const InstallationLive = HttpApiBuilder.group(SvcApi, "installation", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const config = yield* InstallationConfiguration
-    const capabilities = capabilitiesOf(config)
-    const backends = backendsOf(config)
-    return handlers
-      .handle("get", () =>
-        Effect.gen(function* () {
-          yield* authorize("installation:read", InstallationResource)
-          const rows = yield* sql<{ id: string }>`SELECT id FROM installation`.pipe(Effect.orDie)
-          const id = rows[0]?.id as InstallationId | undefined
-          return { ...(id === undefined ? {} : { id }), capabilities }
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("Installation.get")))
-      .handle("backends", () =>
-        authorize("installation:administer", InstallationResource).pipe(
-          Effect.as(backends),
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.withSpan("Installation.backends")
-        ))
-  })
+  Effect.map(InstallationService, (installation) =>
+    handlers
+      .handle("get", () => installation.get())
+      .handle("backends", () => installation.backends())
+  )
 )

@@ -18,7 +18,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import { TestServer } from "../../../../testing/server.js"
-import { runBootstrap } from "../../src/bootstrap/initializer.js"
+import { BootstrapReposLive, runBootstrap } from "../../src/bootstrap/initializer.js"
 
 /** The development administrator bootstrap creates (`SVC_BOOTSTRAP_ADMIN_EMAIL` default). */
 export const DEV_ADMIN = { email: "admin@example.com", password: "client-test dev admin password" } as const
@@ -33,7 +33,7 @@ const bootstrapped = Layer.scopedDiscard(
       keyPath: path.join(dir, "bootstrap-key.json"),
       passwordPath: path.join(dir, "bootstrap-password.txt"),
       devAdminPassword: Option.some(Redacted.make(DEV_ADMIN.password))
-    }).pipe(Effect.provide(WorkOutboxLive))
+    }).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
   })
 )
 

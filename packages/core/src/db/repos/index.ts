@@ -3,5 +3,9 @@
  * API and the worker. Repositories die on database errors except where a caller maps a
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
+export * from "./bindings.js"
+export * from "./installation.js"
 export * from "./namespaces.js"
+export * from "./principals.js"
+export * from "./roles.js"
 export * from "./secrets.js"

@@ -1,0 +1,210 @@
+/**
+ * The `access_bindings` table (DESIGN §6): one Role granted to one principal on one exact
+ * resource; with the checks a new binding needs (what its creator holds, net of `restrictions`,
+ * and whether the resource it names exists).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { INSTALLATION_RESOURCE_ID, type ResourceRef } from "../../iam/resource.js"
+import { BindingId, NamespaceId, RoleId } from "../../schema/ids.js"
+
+export const BindingRow = Schema.Struct({
+  id: BindingId,
+  namespace_id: NamespaceId,
+  /** A human Principal, a service principal or an Agent's principal. */
+  principal_id: Schema.String,
+  role_id: RoleId,
+  resource_kind: Schema.String,
+  resource_id: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type BindingRow = typeof BindingRow.Type
+
+/** What makes two bindings the same: one per (principal, Role, resource). */
+const BindingIdentity = Schema.Struct({
+  principal_id: Schema.String,
+  role_id: RoleId,
+  resource_kind: Schema.String,
+  resource_id: Schema.String
+})
+export type BindingIdentity = typeof BindingIdentity.Type
+const InsertBinding = Schema.Struct({ id: BindingId, namespace_id: NamespaceId, ...BindingIdentity.fields })
+const BindingKey = Schema.Struct({ id: BindingId, namespace_id: NamespaceId })
+const BindingPage = Schema.Struct({
+  namespace_id: NamespaceId,
+  after: Schema.optional(Schema.String),
+  limit: Schema.Int
+})
+const HeldOn = Schema.Struct({
+  principal_id: Schema.String,
+  permissions: Schema.Array(Schema.String),
+  kind: Schema.String,
+  ns: Schema.String,
+  id: Schema.String
+})
+
+/** The tables of the binding targets whose rows exist today; other kinds are not checked yet. */
+const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
+  iam_role: "roles",
+  iam_access_binding: "access_bindings",
+  secret: "secrets",
+  preset: "presets",
+  configuration: "configurations",
+  agent: "agents",
+  agent_revision: "agent_revisions"
+}
+
+const columns = "id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at"
+
+export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/BindingsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Fails with the SqlError a foreign key (23503) gives, for the caller to map. */
+    const insert = SqlSchema.single({
+      Request: InsertBinding,
+      Result: BindingRow,
+      execute: (row) => sql`
+        INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
+        VALUES (${row.id}, ${row.principal_id}, ${row.role_id}, ${row.resource_kind}, ${row.resource_id}, ${row.namespace_id})
+        RETURNING ${sql.literal(columns)}
+      `
+    })
+
+    /** A grant on the Installation (bootstrap's); keeps its SqlError for bootstrap to report. */
+    const insertOnInstallation = SqlSchema.void({
+      Request: Schema.Struct({ id: BindingId, principal_id: Schema.String, role_id: RoleId }),
+      execute: (row) => sql`
+        INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
+        VALUES (${row.id}, ${row.principal_id}, ${row.role_id}, 'installation', ${INSTALLATION_RESOURCE_ID}, NULL)
+      `
+    })
+
+    const find = SqlSchema.findOne({
+      Request: BindingKey,
+      Result: BindingRow,
+      execute: (key) => sql`
+        SELECT ${sql.literal(columns)} FROM access_bindings WHERE id = ${key.id} AND namespace_id = ${key.namespace_id}
+      `
+    })
+
+    /** One keyset page of a Namespace's bindings, filtered by `visible` (over `b.id` / `b.namespace_id`). */
+    const page = (request: typeof BindingPage.Type, visible: Statement.Fragment) =>
+      SqlSchema.findAll({
+        Request: BindingPage,
+        Result: BindingRow,
+        execute: (req) => sql`
+          SELECT b.id, b.namespace_id, b.principal_id, b.role_id, b.resource_kind, b.resource_id, b.created_at
+          FROM access_bindings b
+          WHERE b.namespace_id = ${req.namespace_id}
+            AND ${req.after === undefined ? sql`TRUE` : sql`b.id > ${req.after}`}
+            AND ${visible}
+          ORDER BY b.id
+          LIMIT ${req.limit}
+        `
+      })(request).pipe(Effect.orDie)
+
+    const remove = SqlSchema.findOne({
+      Request: BindingKey,
+      Result: Schema.Struct({ principal_id: Schema.String, role_id: RoleId }),
+      execute: (key) => sql`
+        DELETE FROM access_bindings WHERE id = ${key.id} AND namespace_id = ${key.namespace_id}
+        RETURNING principal_id, role_id
+      `
+    })
+
+    const identical = SqlSchema.findOne({
+      Request: BindingIdentity,
+      Result: Schema.Struct({ id: BindingId }),
+      execute: (b) => sql`
+        SELECT id FROM access_bindings
+        WHERE principal_id = ${b.principal_id} AND role_id = ${b.role_id}
+          AND resource_kind = ${b.resource_kind} AND resource_id = ${b.resource_id}
+      `
+    })
+
+    const anyForRole = SqlSchema.findOne({
+      Request: RoleId,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (roleId) => sql`SELECT id FROM access_bindings WHERE role_id = ${roleId} LIMIT 1`
+    })
+
+    const removeForPrincipal = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (principalId) => sql`DELETE FROM access_bindings WHERE principal_id = ${principalId} RETURNING id`
+    })
+
+    /**
+     * The permissions of `permissions` the principal does not hold on the resource (a grant that
+     * covers it, and no Restriction): one query, whatever the size of the Role.
+     */
+    const missing = SqlSchema.findAll({
+      Request: HeldOn,
+      Result: Schema.Struct({ permission: Schema.String }),
+      execute: (req) => sql`
+        SELECT p.permission FROM unnest(string_to_array(${req.permissions.join(",")}, ',')) AS p (permission)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
+            WHERE b.principal_id = ${req.principal_id}
+              AND p.permission = ANY (r.permissions)
+              AND (b.resource_kind = 'installation'
+                OR (b.resource_kind = 'namespace' AND b.resource_id = ${req.ns})
+                OR (b.resource_kind = ${req.kind} AND b.resource_id = ${req.id})))
+          OR EXISTS (
+            SELECT 1 FROM restrictions x
+            WHERE x.principal_id = ${req.principal_id}
+              AND (x.permission = p.permission OR x.permission = '*')
+              AND (x.resource_kind = 'installation'
+                OR (x.resource_kind = 'namespace' AND x.resource_id = ${req.ns})
+                OR (x.resource_kind = ${req.kind} AND x.resource_id = ${req.id})))
+      `
+    })
+
+    const missingPermissions = (principalId: string, permissions: ReadonlyArray<string>, target: ResourceRef) =>
+      missing({
+        principal_id: principalId,
+        permissions,
+        kind: target.kind,
+        ns: target.kind === "installation" ? "" : target.kind === "namespace" ? target.id : target.namespaceId,
+        id: target.kind === "installation" ? "" : target.id
+      }).pipe(Effect.map((rows) => rows.map((row) => row.permission)), Effect.orDie)
+
+    /** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
+    const targetExists = (target: ResourceRef) => {
+      const table = targetTables[target.kind]
+      if (table === undefined || target.kind === "installation" || target.kind === "namespace") return Effect.succeed(true)
+      return sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+    }
+
+    /**
+     * Serialises concurrent requests for the same binding until the transaction ends, so the
+     * `exists` check that follows sees the winner's row.
+     */
+    const lockIdentity = (b: BindingIdentity) =>
+      sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${b.principal_id}|${b.role_id}|${b.resource_kind}|${b.resource_id}`}, 0))`
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    return {
+      insert,
+      insertOnInstallation,
+      find: (key: typeof BindingKey.Type) => find(key).pipe(Effect.orDie),
+      page,
+      /** The principal and Role of the removed binding; None when there was none. */
+      remove: (key: typeof BindingKey.Type) => remove(key).pipe(Effect.orDie),
+      lockIdentity,
+      exists: (identity: BindingIdentity) => identical(identity).pipe(Effect.map(Option.isSome), Effect.orDie),
+      missingPermissions,
+      targetExists,
+      /** Whether any AccessBinding grants the Role (a referenced Role cannot be deleted). */
+      isRoleReferenced: (roleId: RoleId) => anyForRole(roleId).pipe(Effect.map(Option.isSome), Effect.orDie),
+      /** Removes every AccessBinding of a principal; how many there were. */
+      removeForPrincipal: (principalId: string) =>
+        removeForPrincipal(principalId).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+    }
+  })
+}) {}
