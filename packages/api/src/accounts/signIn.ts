@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { DECOY_HASH, verifyPassword } from "../auth/passwords.js"
 import { issueSession, type IssuedSession } from "../auth/sessions.js"
 import { administersInstallation } from "./grants.js"
-import { recordFailure, Throttled, throttleDelay, throttleState } from "./throttle.js"
+import { releaseReservation, reserveAttempt, Throttled, throttleDelay } from "./throttle.js"
 
 interface PasswordAccount {
   readonly id: string
@@ -33,11 +33,13 @@ const findPasswordAccount = (email: string) =>
 const badCredentials = new Unauthenticated({ message: "The email or password is incorrect." })
 
 /**
- * Email and password sign-in (SPEC 5.2, 5.4). The password is always verified, against a decoy
- * hash when no account has the email, so timing does not tell whether it exists. A disabled,
- * revoked or unenrolled account fails exactly like a wrong password. Over the throttle limit
- * the attempt waits 1-8 s and is refused with `Throttled`, unless it is an Installation
- * administrator's correct password.
+ * Email and password sign-in (SPEC 5.2, 5.4). The attempt is reserved with the throttle before
+ * anything else, so concurrent attempts cannot all pass a count read before any of them failed.
+ * The password is verified, against a decoy hash when no account has the email, so timing does
+ * not tell whether it exists. A disabled, revoked or unenrolled account fails exactly like a
+ * wrong password. A throttled attempt waits 1-8 s and is refused with `Throttled`; within the
+ * administrator reserve its password is still checked, and only an Installation administrator's
+ * correct password signs in.
  */
 export const signInWithPassword = (
   email: string,
@@ -46,23 +48,21 @@ export const signInWithPassword = (
 ): Effect.Effect<IssuedSession, Unauthenticated | Throttled | DependencyUnavailable, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const normalized = email.toLowerCase()
-    const digest = digestOf(normalized)
-    const throttle = yield* throttleState(digest, clientAddress)
+    const reservation = yield* reserveAttempt(digestOf(normalized), clientAddress)
+    const throttled = Effect.zipRight(
+      Effect.sleep(throttleDelay(reservation.state)),
+      Effect.fail(new Throttled({ retryAfterSeconds: reservation.state.retryAfterSeconds }))
+    )
+    if (reservation.admission === "refuse") return yield* throttled
     const account = yield* findPasswordAccount(normalized)
     const matches = yield* verifyPassword(account?.password_hash ?? DECOY_HASH, password)
     const signsIn = account !== undefined && account.usable && matches
-    if (throttle.throttled) {
+    if (reservation.admission === "reserve") {
       const exempt = signsIn && (yield* administersInstallation(account.principal_id))
-      if (!exempt) {
-        yield* recordFailure(digest, clientAddress)
-        yield* Effect.sleep(throttleDelay(throttle))
-        return yield* new Throttled({ retryAfterSeconds: throttle.retryAfterSeconds })
-      }
+      if (!exempt) return yield* throttled
     }
-    if (!signsIn) {
-      yield* recordFailure(digest, clientAddress)
-      return yield* badCredentials
-    }
+    if (!signsIn) return yield* badCredentials
+    yield* releaseReservation(reservation.id)
     return yield* issueSession(account.id)
   }).pipe(
     // Authentication fails closed when its storage is unreachable (SPEC 5.9): 503, never a guess.
