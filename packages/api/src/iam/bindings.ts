@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import { Forbidden, InvalidRequest, NotFound, ResourceConflict } from "@svc/core/errors"
-import { type Caller, CurrentCaller, permission, type ResourceRef, visibleTo } from "@svc/core/iam"
+import { type Caller, CurrentCaller, grantHeld, permission, type ResourceRef, resourceScope, restrictionReaches, visibleTo } from "@svc/core/iam"
 import { BindingId, Ids, type NamespaceId, type RoleId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
@@ -74,29 +74,18 @@ const targetOf = (
 
 /**
  * The permissions of `permissions` the caller does not hold on `target` (a grant that covers
- * it, and no Restriction): one query, whatever the size of the Role.
+ * it, and no Restriction; the predicate of `decide`): one query, whatever the size of the Role.
  */
 const missingPermissions = (caller: Caller, permissions: ReadonlyArray<string>, target: ResourceRef) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const ns = target.kind === "installation" ? "" : target.kind === "namespace" ? target.id : target.namespaceId
-    const id = target.kind === "installation" ? "" : target.id
+    const principal = sql`${caller.principalId}`
+    const held = sql`p.permission`
+    const scope = resourceScope(sql, target)
     const rows = yield* sql<{ permission: string }>`
       SELECT p.permission FROM unnest(string_to_array(${permissions.join(",")}, ',')) AS p (permission)
-      WHERE NOT EXISTS (
-          SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
-          WHERE b.principal_id = ${caller.principalId}
-            AND p.permission = ANY (r.permissions)
-            AND (b.resource_kind = 'installation'
-              OR (b.resource_kind = 'namespace' AND b.resource_id = ${ns})
-              OR (b.resource_kind = ${target.kind} AND b.resource_id = ${id})))
-        OR EXISTS (
-          SELECT 1 FROM restrictions x
-          WHERE x.principal_id = ${caller.principalId}
-            AND (x.permission = p.permission OR x.permission = '*')
-            AND (x.resource_kind = 'installation'
-              OR (x.resource_kind = 'namespace' AND x.resource_id = ${ns})
-              OR (x.resource_kind = ${target.kind} AND x.resource_id = ${id})))
+      WHERE NOT ${grantHeld(sql, principal, held, scope)}
+        OR ${restrictionReaches(sql, principal, held, scope)}
     `
     return rows.map((row) => row.permission)
   })
