@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { DependencyUnavailable, Unauthenticated } from "@svc/core/errors"
 import { digestOf } from "@svc/core/iam"
 import { Effect } from "effect"
+import { HashGate, type HashingBusy } from "../auth/hashGate.js"
 import { DECOY_HASH, verifyPassword } from "../auth/passwords.js"
 import { issueSession, type IssuedSession } from "../auth/sessions.js"
 import { administersInstallation } from "./grants.js"
@@ -45,7 +46,11 @@ export const signInWithPassword = (
   email: string,
   password: string,
   clientAddress: string | null = null
-): Effect.Effect<IssuedSession, Unauthenticated | Throttled | DependencyUnavailable, SqlClient.SqlClient> =>
+): Effect.Effect<
+  IssuedSession,
+  Unauthenticated | Throttled | HashingBusy | DependencyUnavailable,
+  SqlClient.SqlClient | HashGate
+> =>
   Effect.gen(function* () {
     const normalized = email.toLowerCase()
     const reservation = yield* reserveAttempt(digestOf(normalized), clientAddress)
@@ -55,7 +60,11 @@ export const signInWithPassword = (
     )
     if (reservation.admission === "refuse") return yield* throttled
     const account = yield* findPasswordAccount(normalized)
-    const matches = yield* verifyPassword(account?.password_hash ?? DECOY_HASH, password)
+    const gate = yield* HashGate
+    // A check refused for load evaluated nothing: its reservation is no failure.
+    const matches = yield* gate.run(verifyPassword(account?.password_hash ?? DECOY_HASH, password)).pipe(
+      Effect.tapErrorTag("HashingBusy", () => releaseReservation(reservation.id))
+    )
     const signsIn = account !== undefined && account.usable && matches
     if (reservation.admission === "reserve") {
       const exempt = signsIn && (yield* administersInstallation(account.principal_id))
