@@ -67,19 +67,27 @@ const restrictionScope = (sql: SqlClient.SqlClient): Scope => ({
   namespaceId: sql`NULL`
 })
 
+/** `principalId` has a Restriction on `permission` (or `*`) whose scope meets `where`. */
+const restrictionWhere = (
+  sql: SqlClient.SqlClient,
+  principalId: Statement.Fragment,
+  permission: Statement.Fragment,
+  where: Statement.Fragment
+) =>
+  sql`EXISTS (
+    SELECT 1 FROM restrictions iam_x
+    WHERE iam_x.principal_id = ${principalId}
+      AND (iam_x.permission = ${permission} OR iam_x.permission = '*')
+      AND ${where}
+  )`
+
 /** `principalId` has a Restriction on `permission` (or `*`) whose scope covers `target`. */
 export const restrictionReaches = (
   sql: SqlClient.SqlClient,
   principalId: Statement.Fragment,
   permission: Statement.Fragment,
   target: Scope
-) =>
-  sql`EXISTS (
-    SELECT 1 FROM restrictions iam_x
-    WHERE iam_x.principal_id = ${principalId}
-      AND (iam_x.permission = ${permission} OR iam_x.permission = '*')
-      AND ${scopeCovers(sql, restrictionScope(sql), target)}
-  )`
+) => restrictionWhere(sql, principalId, permission, scopeCovers(sql, restrictionScope(sql), target))
 
 /**
  * `principalId` has a Restriction on `permission` (or `*`) that may reach anything in the
@@ -93,10 +101,10 @@ export const restrictionWithin = (
   permission: Statement.Fragment,
   target: Scope
 ) =>
-  sql`EXISTS (
-    SELECT 1 FROM restrictions iam_x
-    WHERE iam_x.principal_id = ${principalId}
-      AND (iam_x.permission = ${permission} OR iam_x.permission = '*')
-      AND NOT (${target.kind} <> 'installation' AND iam_x.resource_kind = 'namespace'
-               AND iam_x.resource_id IS DISTINCT FROM ${target.namespaceId})
-  )`
+  restrictionWhere(
+    sql,
+    principalId,
+    permission,
+    sql`NOT (${target.kind} <> 'installation' AND iam_x.resource_kind = 'namespace'
+             AND iam_x.resource_id IS DISTINCT FROM ${target.namespaceId})`
+  )
