@@ -47,7 +47,8 @@ const expectOnly401Or429 = (results: ReadonlyArray<Result>) => {
 
 // Real time: each throttled attempt waits 1-8 s (in parallel), which is part of the behaviour.
 describe("a parallel burst of sign-ins for one email (issue 10 §2)", () => {
-  layer(accountsTestLayer({ trustedProxies: ["127.0.0.1", "::1"] }).pipe(Layer.provideMerge(LogCapture.layer)), {
+  // A hashing queue long enough for the whole burst: this file is about the throttle, not the gate.
+  layer(accountsTestLayer({ trustedProxies: ["127.0.0.1", "::1"], passwordHashing: { concurrency: 2, queue: 1000 } }).pipe(Layer.provideMerge(LogCapture.layer)), {
     timeout: 120_000,
     excludeTestServices: true
   })((it) => {

@@ -1,11 +1,12 @@
 import { Context, Data, Effect, Ref } from "effect"
 
 /**
- * A bound on argon2 work (issue 10 §3): each password check costs tens of milliseconds of CPU
- * and 19 MiB, so an unbounded flood of sign-ins starves every other request of the process. At
- * most `concurrency` checks run at once and at most `queue` more wait; beyond that a check is
- * refused at once with `HashingBusy` (answered 503 `DEPENDENCY_UNAVAILABLE` with `Retry-After`),
- * so authenticated traffic keeps its latency. One gate per server, made when its layer is built.
+ * A bound on password checking (issue 10 §3): each argon2 check costs tens of milliseconds of
+ * CPU and 19 MiB, and each sign-in a few statements on the shared connection pool, so an
+ * unbounded flood of sign-ins starves every other request of the process. At most
+ * `concurrency` checks run at once and at most `queue` more wait; beyond that one is refused at
+ * once with `HashingBusy` (answered 503 `DEPENDENCY_UNAVAILABLE` with `Retry-After`), so
+ * authenticated traffic keeps its latency. One gate per server, made when its layer is built.
  */
 export interface PasswordHashLimits {
   readonly concurrency: number

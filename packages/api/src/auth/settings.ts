@@ -35,7 +35,7 @@ export class AuthSettings extends Context.Tag("@svc/api/AuthSettings")<AuthSetti
     readonly trustedProxies?: ReadonlyArray<string> | undefined
     /** The Installation's `nativeAdmin`; the shared cookie only when it is enabled. */
     readonly nativeAdmin?: NativeAdminConfig | undefined
-    /** Default: as many checks as cores, 32 waiting. */
+    /** Default: as many checks as cores, 16 waiting. */
     readonly passwordHashing?: PasswordHashLimits | undefined
   }): AuthSettingsShape => {
     const prefix = options.production ? "__Secure-" : ""
@@ -48,7 +48,7 @@ export class AuthSettings extends Context.Tag("@svc/api/AuthSettings")<AuthSetti
       secureCookies: options.production,
       trustedProxies: trustedProxiesOf(options.trustedProxies ?? []),
       behindTrustedProxy: (options.trustedProxies ?? []).length > 0,
-      passwordHashing: options.passwordHashing ?? { concurrency: os.availableParallelism(), queue: 32 }
+      passwordHashing: options.passwordHashing ?? { concurrency: os.availableParallelism(), queue: 16 }
     }
   }
 }

@@ -67,8 +67,8 @@ export interface ProcessSettings {
   readonly trustedProxies: ReadonlyArray<string>
   /**
    * `SVC_PASSWORD_HASH_CONCURRENCY` (default: the number of cores) and `SVC_PASSWORD_HASH_QUEUE`
-   * (default 32): how many argon2 password checks run at once and how many more may wait; past
-   * that, sign-in answers 503 (docs/decisions/identity.md).
+   * (default 16): how many password sign-ins (argon2 check and database work) run at once and
+   * how many more may wait; past that, sign-in answers 503 (docs/decisions/identity.md).
    */
   readonly passwordHashing: { readonly concurrency: number; readonly queue: number }
   /**
@@ -88,7 +88,7 @@ export const defaults = {
   port: 8080,
   baseUrl: "http://127.0.0.1:8080",
   maxBodyBytes: 448 * 1024,
-  passwordHashQueue: 32,
+  passwordHashQueue: 16,
   serviceName: "svc",
   devAdminEmail: "admin@example.com",
   bootstrapKeyFile: "bootstrap-key.json",
