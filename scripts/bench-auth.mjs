@@ -10,6 +10,10 @@
 // 2. The same request served by a bare node:http + pg handler doing the same lookups (the digest
 //    lookup of the credential, the decision query, the Installation row) with the same pool size:
 //    the floor our stack is compared with.
+// 2b. The keyed GET again while a child process floods sign-ins (random emails, so the
+//    throttle admits them and each costs an argon2 check; BENCH_FLOOD concurrent, default 100;
+//    a client refused with 503 waits its Retry-After, as a browser or CLI is told to):
+//    its p99 beside the p99 without the flood (issue 10 §3: hashing is bounded by a gate).
 // 3. The cost of one `decide` call with 10, 1 000 and 100 000 AccessBindings in the database
 //    (bindings of other principals; the caller has one): mean, p50 and p99 per call.
 //
@@ -26,6 +30,7 @@ import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, decide, digestOf, Installation, newOpaqueId, newToken } from "@svc/core/iam"
 import autocannon from "autocannon"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -35,6 +40,7 @@ import { admin, int, urlFor } from "./lib/bench.mjs"
 const DURATION_S = int("BENCH_DURATION_S", 8)
 const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
 const DECISIONS = int("BENCH_DECISIONS", 2000)
+const FLOOD = int("BENCH_FLOOD", 100)
 const POOL = 10
 const BINDING_COUNTS = [10, 1_000, 100_000]
 const BASE_URL = "http://127.0.0.1:8080"
@@ -178,6 +184,43 @@ const check = async (port, headers) => {
   if (response.status !== 200) throw new Error(`expected 200 from :${port}, got ${response.status} ${await response.text()}`)
 }
 
+// The flood client runs in its own process, so its work does not compete with the server's
+// event loop; it reports its answers by status when told to stop.
+const FLOOD_CLIENT = `
+const [url, concurrency] = [process.argv[1], Number(process.argv[2])]
+const statuses = {}
+let running = true
+process.on("message", () => { running = false })
+const one = async () => {
+  while (running) {
+    const email = "flood-" + Math.random().toString(36).slice(2) + "@example.test"
+    try {
+      const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "a wrong password, long enough" }) })
+      await r.arrayBuffer()
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1
+      // A client that honours Retry-After (a volume attack that ignores it is for the ingress).
+      const retryAfter = Number(r.headers.get("retry-after") ?? 0)
+      if (r.status === 503 && retryAfter > 0) await new Promise((done) => setTimeout(done, retryAfter * 1000))
+    } catch { statuses.error = (statuses.error ?? 0) + 1 }
+  }
+}
+Promise.all(Array.from({ length: concurrency }, one)).then(() => { process.send(statuses); process.disconnect() })
+`
+
+/** Starts the sign-in flood; the returned function stops it and resolves to its statuses. */
+const startFlood = (port) => {
+  const child = childProcess.spawn(
+    process.execPath,
+    ["-e", FLOOD_CLIENT, `http://127.0.0.1:${port}/api/auth/sign-in/email`, String(FLOOD)],
+    { stdio: ["ignore", "ignore", "inherit", "ipc"] }
+  )
+  return () =>
+    new Promise((resolve) => {
+      child.once("message", resolve)
+      child.send("stop")
+    })
+}
+
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 
 const timeDecisions = async (runtime, principal) => {
@@ -216,6 +259,7 @@ const main = async () => {
   const pool = new pg.Pool({ connectionString: url, max: 2 })
   const runs = []
   const decisions = []
+  let flood = {}
   try {
     await sqlRuntime.runPromise(Migrations.run)
     const identity = await seed(pool)
@@ -233,6 +277,16 @@ const main = async () => {
           const result = await load(port, headers)
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
           runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
+        }
+        if (name === "full stack") {
+          const [credential, headers] = credentials[0]
+          process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s with ${FLOOD} concurrent sign-ins...\n`)
+          const stopFlood = startFlood(port)
+          await new Promise((done) => setTimeout(done, 1000))
+          const result = await load(port, headers)
+          flood = await stopFlood()
+          if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} under flood: ${result.non2xx} non-2xx, ${result.errors} errors`)
+          runs.push({ name: "full stack + sign-in flood", credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
         }
       } finally {
         await stop()
@@ -262,9 +316,16 @@ const main = async () => {
   for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} |`)
   for (const credential of ["service key", "session cookie"]) {
     const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
-    const bare = runs.find((r) => r.name !== "full stack" && r.credential === credential)
+    const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
     lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | |`)
   }
+  const calm = runs.find((r) => r.name === "full stack" && r.credential === "service key")
+  const flooded = runs.find((r) => r.name === "full stack + sign-in flood")
+  lines.push(
+    "",
+    `keyed GET p99 with ${FLOOD} concurrent sign-ins (random emails): ${fmt(flooded.p99, 1)} ms; without: ${fmt(calm.p99, 1)} ms; ` +
+      `ratio ${fmt(flooded.p99 / calm.p99, 2)} (p50 ${fmt(flooded.p50, 1)} vs ${fmt(calm.p50, 1)} ms). Sign-in answers during the flood: ${JSON.stringify(flood)}`
+  )
   lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
   for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)
   console.log(lines.join("\n"))

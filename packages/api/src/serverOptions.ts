@@ -13,6 +13,7 @@ export const serverOptions = ({ process, installation }: StartupConfig): ServerO
     baseUrl: process.baseUrl,
     production: process.env === "production",
     trustedProxies: process.trustedProxies,
+    passwordHashing: process.passwordHashing,
     nativeAdmin: installation.nativeAdmin
   })
 })

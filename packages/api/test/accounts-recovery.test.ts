@@ -125,11 +125,17 @@ describe("the recovery designation: GET and POST /api/auth/recovery", () => {
         const namespaceId = yield* createNamespaceRow("holder-team")
         yield* bindRole(current.principal_id, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
         const caller = yield* seedAdministrator("caller4@example.test")
+        // The caller administers the Installation but is restricted inside the holder's Namespace.
+        yield* sql`
+          INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+          VALUES ('rst_4', ${caller.account.principalId}, 'secret:read', 'namespace', ${namespaceId})
+        `
         const body = { expectedCurrentUserId: current.account_id, expectedVersion: 1, userId: caller.account.userId }
         expectError(yield* send(baseUrl, "POST", "/api/auth/recovery", caller.headers, body), 403, "FORBIDDEN")
         const denied = (yield* auditRows).filter((row) => row.kind === "authorization.denied" && row.actor_principal_id === caller.account.principalId)
         expect(denied).toHaveLength(1)
-        yield* bindRole(caller.account.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
+        // Without it, its Installation binding holds every permission of the holder's namespace-admin binding.
+        yield* sql`DELETE FROM restrictions WHERE id = 'rst_4'`
         expectData(yield* send(baseUrl, "POST", "/api/auth/recovery", caller.headers, body), 200, {
           changed: true,
           methodId: caller.account.methodId,

@@ -236,29 +236,73 @@ describe("accounts: POST /api/auth/accounts and account state", () => {
         )
       }))
 
-    it.effect("mutations need every grant of the target's Principal (403, audited), at the same or a broader scope", () =>
+    it.effect("an Installation administrator may disable, enable and revoke a namespace-admin account (issue 10 §4)", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdministrator("admin7@example.test")
         const namespaceId = yield* createNamespaceRow("team-seven")
         const target = yield* createAccount("target7@example.test")
         yield* bindRole(target.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
-        const disable = send(baseUrl, "POST", `/api/auth/accounts/${target.userId}/disable`, admin.headers, { expectedVersion: 1 })
-        expectError(yield* disable, 403, "FORBIDDEN")
+        const post = (action: string, expectedVersion: number) =>
+          send(baseUrl, "POST", `/api/auth/accounts/${target.userId}/${action}`, admin.headers, { expectedVersion })
+        // Another Role, but every permission of it held on the Installation: the same rule as key issuance.
+        expectData(yield* post("disable", 1), 200, { userId: target.userId })
+        expectData(yield* post("enable", 2), 200, { userId: target.userId })
+        expectData(yield* post("revoke", 3), 200, { userId: target.userId })
+        const kinds = (yield* auditRows).filter((row) => row.resource_id === target.userId).map((row) => [row.kind, row.details["version"]])
+        expect(kinds).toEqual([["account.disabled", 2], ["account.enabled", 3], ["account.revoked", 4]])
+      }))
+
+    it.effect("mutations need every grant of the target's Principal (403, audited) where the caller really lacks one", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const namespaceId = yield* createNamespaceRow("team-seven-b")
+        const otherNamespace = yield* createNamespaceRow("team-seven-c")
+        const target = yield* createAccount("target7b@example.test")
+        yield* bindRole(target.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
+        const disable = (headers: Headers) =>
+          send(baseUrl, "POST", `/api/auth/accounts/${target.userId}/disable`, headers, { expectedVersion: 1 })
+        // An administrator of the Installation whose Role has only `installation:administer`.
+        const narrow = yield* seedMember("narrow7@example.test")
+        const narrowRole = "role_7a000000-0000-4000-8000-000000000007"
+        yield* sql`INSERT INTO roles (id, name, permissions) VALUES (${narrowRole}, 'administer-only', ARRAY['installation:administer'])`
+        yield* bindRole(narrow.account.principalId, narrowRole, { kind: "installation" })
+        expectError(yield* disable(narrow.headers), 403, "FORBIDDEN")
+        // A full administrator with a Restriction inside the target's Namespace lacks that permission there.
+        const restricted = yield* seedAdministrator("restricted7@example.test")
+        yield* sql`
+          INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+          VALUES ('rst_7', ${restricted.account.principalId}, 'agent:delete', 'namespace', ${namespaceId})
+        `
+        expectError(yield* disable(restricted.headers), 403, "FORBIDDEN")
         const denied = (yield* auditRows).filter((row) => row.kind === "authorization.denied" && row.resource_id === target.userId)
-        expect(denied).toHaveLength(1)
-        expect(denied[0]!.actor_principal_id).toBe(admin.account.principalId)
-        // The same Role on the same Namespace is enough; so is the same Role bound on the Installation.
-        yield* bindRole(admin.account.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
-        expectData(yield* disable, 200, { userId: target.userId })
-        const other = yield* createAccount("target7b@example.test")
-        yield* bindRole(other.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
-        const broader = yield* seedAdministrator("admin7b@example.test")
-        yield* bindRole(broader.account.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "installation" })
+        expect(denied.map((row) => row.actor_principal_id)).toEqual([narrow.account.principalId, restricted.account.principalId])
+        // A Restriction in another Namespace is clearly elsewhere: covered.
+        const elsewhere = yield* seedAdministrator("elsewhere7@example.test")
+        yield* sql`
+          INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+          VALUES ('rst_7b', ${elsewhere.account.principalId}, 'agent:delete', 'namespace', ${otherNamespace})
+        `
+        expectData(yield* disable(elsewhere.headers), 200, { userId: target.userId })
+        // The same Role on the same Namespace covers too.
+        const peer = yield* seedAdministrator("peer7@example.test")
+        yield* sql`DELETE FROM access_bindings WHERE principal_id = ${peer.account.principalId}`
+        yield* bindRole(peer.account.principalId, narrowRole, { kind: "installation" })
+        yield* bindRole(peer.account.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: namespaceId })
         expectData(
-          yield* send(baseUrl, "POST", `/api/auth/accounts/${other.userId}/disable`, broader.headers, { expectedVersion: 1 }),
+          yield* send(baseUrl, "POST", `/api/auth/accounts/${target.userId}/enable`, peer.headers, { expectedVersion: 2 }),
           200,
-          { userId: other.userId }
+          { userId: target.userId }
+        )
+        // A namespace-admin binding on another Namespace does not cover this one.
+        const stranger = yield* seedMember("stranger7@example.test")
+        yield* bindRole(stranger.account.principalId, narrowRole, { kind: "installation" })
+        yield* bindRole(stranger.account.principalId, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: otherNamespace })
+        expectError(
+          yield* send(baseUrl, "POST", `/api/auth/accounts/${target.userId}/revoke`, stranger.headers, { expectedVersion: 3 }),
+          403,
+          "FORBIDDEN"
         )
       }))
 

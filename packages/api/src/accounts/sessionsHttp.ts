@@ -9,6 +9,7 @@ import { clearSessionCookie, revokeSession, setSessionCookie } from "../auth/ses
 import { InspectedSession } from "@svc/core/api"
 import { anyExternalProvider, enabledProviders, warnIfPasswordOnly } from "./providers.js"
 import { clientAddressOf } from "../auth/clientAddress.js"
+import { HashGate, type HashingBusy, makeHashGate } from "../auth/hashGate.js"
 import { SignInThrottled, SignInThrottledWire } from "@svc/core/api"
 import { signInWithPassword } from "./signIn.js"
 import type { Throttled } from "./throttle.js"
@@ -24,12 +25,22 @@ const throttledResponse = (throttled: Throttled) =>
     Effect.orDie
   )
 
+/** Sign-in refused for load (issue 10 §3): 503 `DEPENDENCY_UNAVAILABLE` with `Retry-After`. */
+const hashingBusy = (busy: HashingBusy) =>
+  Effect.zipRight(
+    HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(busy.retryAfterSeconds)))
+    ),
+    Effect.fail(new DependencyUnavailable({ message: "Sign-in is busy; retry later." }))
+  )
+
 export const AuthSessionsLive = HttpApiBuilder.group(SvcApi, "authSessions", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settings = yield* AuthSettings
     const providers = yield* enabledProviders
     const sessionBinding = anyExternalProvider(providers)
+    const hashGate = yield* makeHashGate(settings.passwordHashing)
     yield* warnIfPasswordOnly(providers, settings.behindTrustedProxy)
     return handlers
       .handle("signInEmail", ({ payload, request }) =>
@@ -46,8 +57,9 @@ export const AuthSessionsLive = HttpApiBuilder.group(SvcApi, "authSessions", (ha
           Effect.map((session) =>
             sessionBinding ? { authenticated: true as const, sessionKey: session.sessionKey } : { authenticated: true as const }
           ),
-          Effect.catchTag("Throttled", throttledResponse),
-          Effect.provideService(SqlClient.SqlClient, sql)
+          Effect.catchTags({ Throttled: throttledResponse, HashingBusy: hashingBusy }),
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(HashGate, hashGate)
         ))
       .handle("signOut", () =>
         Effect.gen(function* () {

@@ -1,6 +1,8 @@
 import type { NativeAdminConfig } from "@svc/core/config"
 import { Context } from "effect"
+import * as os from "node:os"
 import { type TrustedProxies, trustedProxiesOf } from "./clientAddress.js"
+import type { PasswordHashLimits } from "./hashGate.js"
 
 /** What authentication needs from the configuration (SPEC 5.1-5.3, 5.8). */
 export interface AuthSettingsShape {
@@ -22,6 +24,8 @@ export interface AuthSettingsShape {
   readonly trustedProxies: TrustedProxies
   /** Whether any proxy is trusted (per-address sign-in limits are on). */
   readonly behindTrustedProxy: boolean
+  /** How many password checks run at once and may wait (SVC_PASSWORD_HASH_*). */
+  readonly passwordHashing: PasswordHashLimits
 }
 
 export class AuthSettings extends Context.Tag("@svc/api/AuthSettings")<AuthSettings, AuthSettingsShape>() {
@@ -31,6 +35,8 @@ export class AuthSettings extends Context.Tag("@svc/api/AuthSettings")<AuthSetti
     readonly trustedProxies?: ReadonlyArray<string> | undefined
     /** The Installation's `nativeAdmin`; the shared cookie only when it is enabled. */
     readonly nativeAdmin?: NativeAdminConfig | undefined
+    /** Default: as many checks as cores, 16 waiting. */
+    readonly passwordHashing?: PasswordHashLimits | undefined
   }): AuthSettingsShape => {
     const prefix = options.production ? "__Secure-" : ""
     const hostOnly = `${prefix}svc.session_token`
@@ -41,7 +47,8 @@ export class AuthSettings extends Context.Tag("@svc/api/AuthSettings")<AuthSetti
       ...(shared === undefined ? {} : { cookieDomain: shared.cookieDomain, hostOnlyCookieName: hostOnly }),
       secureCookies: options.production,
       trustedProxies: trustedProxiesOf(options.trustedProxies ?? []),
-      behindTrustedProxy: (options.trustedProxies ?? []).length > 0
+      behindTrustedProxy: (options.trustedProxies ?? []).length > 0,
+      passwordHashing: options.passwordHashing ?? { concurrency: os.availableParallelism(), queue: 16 }
     }
   }
 }

@@ -2,11 +2,10 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { recordAudit } from "@svc/core/audit"
 import { DependencyUnavailable, Forbidden, InvalidRequest, NotFound } from "@svc/core/errors"
-import { type Caller, CurrentCaller, Installation } from "@svc/core/iam"
+import { type Caller, CurrentCaller, firstUncoveredGrant, Installation } from "@svc/core/iam"
 import { Limits, ServiceKeyId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
-import { firstUncoveredGrant } from "./grants.js"
 import { insertServiceKey, removeServiceKey } from "./store.js"
 
 export interface IssueRequest {

@@ -37,13 +37,16 @@ export interface AppOptions {
   readonly providers?: ReadonlyArray<"codehost" | "idprovider">
   /** SVC_TRUSTED_PROXIES of the server under test. */
   readonly trustedProxies?: ReadonlyArray<string>
+  /** SVC_PASSWORD_HASH_CONCURRENCY / SVC_PASSWORD_HASH_QUEUE of the server under test. */
+  readonly passwordHashing?: { readonly concurrency: number; readonly queue: number }
 }
 
 export const settingsFor = (options: AppOptions = {}) =>
   AuthSettings.from({
     baseUrl: options.production ? PRODUCTION_ORIGIN : ORIGIN,
     production: options.production ?? false,
-    trustedProxies: options.trustedProxies
+    trustedProxies: options.trustedProxies,
+    passwordHashing: options.passwordHashing
   })
 
 export const accountsTestLayer = (options: AppOptions = {}) =>

@@ -5,6 +5,7 @@
  */
 import { Config, ConfigError, Either, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
+import * as os from "node:os"
 import * as V from "./variables.js"
 
 export type Environment = "development" | "production"
@@ -65,6 +66,12 @@ export interface ProcessSettings {
    */
   readonly trustedProxies: ReadonlyArray<string>
   /**
+   * `SVC_PASSWORD_HASH_CONCURRENCY` (default: the number of cores) and `SVC_PASSWORD_HASH_QUEUE`
+   * (default 16): how many password sign-ins (argon2 check and database work) run at once and
+   * how many more may wait; past that, sign-in answers 503 (docs/decisions/identity.md).
+   */
+  readonly passwordHashing: { readonly concurrency: number; readonly queue: number }
+  /**
    * `SVC_GATEWAY_HOST_ENV`: names of this host's environment variables that a gateway whose
    * Agent uses `runtime` harness authentication receives (SPEC 2.5: the operator supplies model
    * credentials in the host environment; the service never stores, logs or delivers them
@@ -81,6 +88,7 @@ export const defaults = {
   port: 8080,
   baseUrl: "http://127.0.0.1:8080",
   maxBodyBytes: 448 * 1024,
+  passwordHashQueue: 16,
   serviceName: "svc",
   devAdminEmail: "admin@example.com",
   bootstrapKeyFile: "bootstrap-key.json",
@@ -177,6 +185,14 @@ const raw = Config.all({
     defaults.maxBodyBytes
   ),
   trustedProxies: V.withDefault(V.variable("SVC_TRUSTED_PROXIES", V.addressList), [] as ReadonlyArray<string>),
+  passwordHashConcurrency: V.withDefault(
+    V.variable("SVC_PASSWORD_HASH_CONCURRENCY", V.integerBetween(1, 256)),
+    os.availableParallelism()
+  ),
+  passwordHashQueue: V.withDefault(
+    V.variable("SVC_PASSWORD_HASH_QUEUE", V.integerBetween(0, 100_000)),
+    defaults.passwordHashQueue
+  ),
   gatewayHostEnvironment: V.withDefault(V.variable("SVC_GATEWAY_HOST_ENV", V.environmentNameList), [] as ReadonlyArray<string>),
   telemetry: TelemetryConfig
 })
@@ -211,6 +227,7 @@ const settle = (c: Raw): ProcessSettings => {
     },
     maxBodyBytes: c.maxBodyBytes,
     trustedProxies: c.trustedProxies,
+    passwordHashing: { concurrency: c.passwordHashConcurrency, queue: c.passwordHashQueue },
     gatewayHostEnvironment: c.gatewayHostEnvironment,
     telemetry: c.telemetry
   }

@@ -3,6 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { Caller } from "./caller.js"
 import type { Permission } from "./permissions.js"
+import { grantHeld, resourceScope, restrictionReaches, type Scope } from "./grantPredicate.js"
 import { namespaceOf, type ResourceRef } from "./resource.js"
 
 export type Decision =
@@ -16,7 +17,8 @@ const allowed: Decision = { _tag: "Allowed" }
  * exactly `resource`? A binding on the Installation covers everything; on a Namespace, what is
  * in it; otherwise only the exact resource. A matching Restriction denies and beats any grant.
  * Policy is read on every decision with two index lookups on the caller's own bindings and
- * restrictions, whatever the size of the Installation.
+ * restrictions, whatever the size of the Installation. The predicate is `grantPredicate.ts`,
+ * shared with `visibleTo` and grant coverage.
  */
 export const decide = (
   caller: Pick<Caller, "principalId" | "namespaceId">,
@@ -30,26 +32,12 @@ export const decide = (
       return { _tag: "Denied", reason: "out-of-scope" } as const
     }
     const sql = yield* SqlClient.SqlClient
-    const kind = resource.kind
-    const id = resource.kind === "installation" ? "" : resource.id
+    const target = resourceScope(sql, resource)
+    const principal = sql`${caller.principalId}`
+    const held = sql`${permission}::text`
     const rows = yield* sql<{ granted: boolean; restricted: boolean }>`
-      SELECT
-        EXISTS (
-          SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
-          WHERE b.principal_id = ${caller.principalId}
-            AND ${permission} = ANY (r.permissions)
-            AND (b.resource_kind = 'installation'
-              OR (b.resource_kind = 'namespace' AND b.resource_id = ${namespaceId ?? ""})
-              OR (b.resource_kind = ${kind} AND b.resource_id = ${id}))
-        ) AS granted,
-        EXISTS (
-          SELECT 1 FROM restrictions x
-          WHERE x.principal_id = ${caller.principalId}
-            AND (x.permission = ${permission} OR x.permission = '*')
-            AND (x.resource_kind = 'installation'
-              OR (x.resource_kind = 'namespace' AND x.resource_id = ${namespaceId ?? ""})
-              OR (x.resource_kind = ${kind} AND x.resource_id = ${id}))
-        ) AS restricted
+      SELECT ${grantHeld(sql, principal, held, target)} AS granted,
+             ${restrictionReaches(sql, principal, held, target)} AS restricted
     `
     const row = rows[0]!
     if (row.restricted) return { _tag: "Denied", reason: "restricted" } as const
@@ -59,7 +47,8 @@ export const decide = (
 /**
  * A SQL condition selecting the rows of a list that `caller` may see with `permission`, for one
  * query per page instead of one decision per item. `idColumn` and `namespaceColumn` name the
- * listed row's id and Namespace id (the same column for a list of Namespaces).
+ * listed row's id and Namespace id (the same column for a list of Namespaces). The same
+ * predicate as `decide` (a property test checks they agree row for row).
  */
 export const visibleTo = (
   sql: SqlClient.SqlClient,
@@ -68,26 +57,13 @@ export const visibleTo = (
   kind: ResourceRef["kind"],
   columns: { readonly id: string; readonly namespaceId: string }
 ) => {
-  const id = sql.unsafe(columns.id)
-  const ns = sql.unsafe(columns.namespaceId)
-  const scope = caller.namespaceId === null ? sql`TRUE` : sql`${ns} = ${caller.namespaceId}`
+  const target: Scope = { kind: sql`${kind}::text`, id: sql.unsafe(columns.id), namespaceId: sql.unsafe(columns.namespaceId) }
+  const principal = sql`${caller.principalId}`
+  const held = sql`${permission}::text`
+  const scope = caller.namespaceId === null ? sql`TRUE` : sql`${target.namespaceId} = ${caller.namespaceId}`
   return sql`(
     ${scope}
-    AND EXISTS (
-      SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
-      WHERE b.principal_id = ${caller.principalId}
-        AND ${permission} = ANY (r.permissions)
-        AND (b.resource_kind = 'installation'
-          OR (b.resource_kind = 'namespace' AND b.resource_id = ${ns})
-          OR (b.resource_kind = ${kind} AND b.resource_id = ${id}))
-    )
-    AND NOT EXISTS (
-      SELECT 1 FROM restrictions x
-      WHERE x.principal_id = ${caller.principalId}
-        AND (x.permission = ${permission} OR x.permission = '*')
-        AND (x.resource_kind = 'installation'
-          OR (x.resource_kind = 'namespace' AND x.resource_id = ${ns})
-          OR (x.resource_kind = ${kind} AND x.resource_id = ${id}))
-    )
+    AND ${grantHeld(sql, principal, held, target)}
+    AND NOT ${restrictionReaches(sql, principal, held, target)}
   )`
 }

@@ -10,6 +10,7 @@ import m0007 from "./0007_presets.js"
 import m0008 from "./0008_agents.js"
 import m0009 from "./0009_agent_provisioning.js"
 import m0010 from "./0010_revision_runtime_failure.js"
+import m0011 from "./0011_sign_in_evaluations.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -25,5 +26,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_presets": m0007,
   "0008_agents": m0008,
   "0009_agent_provisioning": m0009,
-  "0010_revision_runtime_failure": m0010
+  "0010_revision_runtime_failure": m0010,
+  "0011_sign_in_evaluations": m0011
 }

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { grantHeld, resourceScope, restrictionReaches } from "../../iam/grantPredicate.js"
 import { INSTALLATION_RESOURCE_ID, type ResourceRef } from "../../iam/resource.js"
 import { BindingId, NamespaceId, RoleId } from "../../schema/ids.js"
 
@@ -35,13 +36,6 @@ const BindingPage = Schema.Struct({
   namespace_id: NamespaceId,
   after: Schema.optional(Schema.String),
   limit: Schema.Int
-})
-const HeldOn = Schema.Struct({
-  principal_id: Schema.String,
-  permissions: Schema.Array(Schema.String),
-  kind: Schema.String,
-  ns: Schema.String,
-  id: Schema.String
 })
 
 /** The tables of the binding targets whose rows exist today; other kinds are not checked yet. */
@@ -138,38 +132,23 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
 
     /**
      * The permissions of `permissions` the principal does not hold on the resource (a grant that
-     * covers it, and no Restriction): one query, whatever the size of the Role.
+     * covers it, and no Restriction; the predicate of `decide`): one query, whatever the size of
+     * the Role.
      */
-    const missing = SqlSchema.findAll({
-      Request: HeldOn,
-      Result: Schema.Struct({ permission: Schema.String }),
-      execute: (req) => sql`
-        SELECT p.permission FROM unnest(string_to_array(${req.permissions.join(",")}, ',')) AS p (permission)
-        WHERE NOT EXISTS (
-            SELECT 1 FROM access_bindings b JOIN roles r ON r.id = b.role_id
-            WHERE b.principal_id = ${req.principal_id}
-              AND p.permission = ANY (r.permissions)
-              AND (b.resource_kind = 'installation'
-                OR (b.resource_kind = 'namespace' AND b.resource_id = ${req.ns})
-                OR (b.resource_kind = ${req.kind} AND b.resource_id = ${req.id})))
-          OR EXISTS (
-            SELECT 1 FROM restrictions x
-            WHERE x.principal_id = ${req.principal_id}
-              AND (x.permission = p.permission OR x.permission = '*')
-              AND (x.resource_kind = 'installation'
-                OR (x.resource_kind = 'namespace' AND x.resource_id = ${req.ns})
-                OR (x.resource_kind = ${req.kind} AND x.resource_id = ${req.id})))
-      `
-    })
-
-    const missingPermissions = (principalId: string, permissions: ReadonlyArray<string>, target: ResourceRef) =>
-      missing({
-        principal_id: principalId,
-        permissions,
-        kind: target.kind,
-        ns: target.kind === "installation" ? "" : target.kind === "namespace" ? target.id : target.namespaceId,
-        id: target.kind === "installation" ? "" : target.id
-      }).pipe(Effect.map((rows) => rows.map((row) => row.permission)), Effect.orDie)
+    const missingPermissions = (principalId: string, permissions: ReadonlyArray<string>, target: ResourceRef) => {
+      const principal = sql`${principalId}`
+      const held = sql`p.permission`
+      const scope = resourceScope(sql, target)
+      return SqlSchema.findAll({
+        Request: Schema.Array(Schema.String),
+        Result: Schema.Struct({ permission: Schema.String }),
+        execute: (wanted) => sql`
+          SELECT p.permission FROM unnest(string_to_array(${wanted.join(",")}, ',')) AS p (permission)
+          WHERE NOT ${grantHeld(sql, principal, held, scope)}
+            OR ${restrictionReaches(sql, principal, held, scope)}
+        `
+      })(permissions).pipe(Effect.map((rows) => rows.map((row) => row.permission)), Effect.orDie)
+    }
 
     /** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
     const targetExists = (target: ResourceRef) => {
