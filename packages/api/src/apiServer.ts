@@ -12,7 +12,7 @@ import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { ConfigurationsLive } from "./configurations/http.js"
 import { AgentsLive } from "./agents/http.js"
-import { PresetsLive } from "./presets/http.js"
+import { Presets, PresetsLive } from "./presets/index.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
@@ -21,7 +21,7 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default)
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default, Presets.Default)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

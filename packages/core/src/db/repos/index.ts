@@ -4,4 +4,5 @@
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
 export * from "./namespaces.js"
+export * from "./presets.js"
 export * from "./secrets.js"
