@@ -10,7 +10,7 @@ import { IamLive } from "./iam/http.js"
 import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
-import { ConfigurationsLive } from "./configurations/http.js"
+import { Configurations, ConfigurationsLive } from "./configurations/index.js"
 import { AgentsLive } from "./agents/http.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
@@ -21,7 +21,7 @@ import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default, Presets.Default)
+const FeatureServicesLive = Layer.mergeAll(Secrets.Default, Configurations.Default, Presets.Default)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

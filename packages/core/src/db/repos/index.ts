@@ -3,6 +3,7 @@
  * API and the worker. Repositories die on database errors except where a caller maps a
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
+export * from "./configurations.js"
 export * from "./namespaces.js"
 export * from "./presets.js"
 export * from "./secrets.js"
