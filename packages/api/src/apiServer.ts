@@ -8,20 +8,29 @@ import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { IamLive } from "./iam/http.js"
 import { InstallationLive } from "./installation/http.js"
-import { NamespacesLive } from "./namespaces/http.js"
+import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
 import { AgentsLive } from "./agents/http.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
+import { WorkOutboxLive } from "@svc/worker"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
-/** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default, Configurations.Default, Presets.Default)
+/**
+ * The feature services the handler groups call, each taking its repositories once. Namespaces
+ * queue their reconciliation in the worker's durable outbox.
+ */
+const FeatureServicesLive = Layer.mergeAll(
+  Namespaces.Default.pipe(Layer.provide(WorkOutboxLive)),
+  Secrets.Default,
+  Configurations.Default,
+  Presets.Default
+)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

@@ -5,14 +5,14 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { type PresetTemplate, PresetTemplate as PresetTemplateSchema } from "../../presets/template.js"
+import { PresetTemplate } from "../../presets/template.js"
 import { NamespaceId, PresetId } from "../../schema/ids.js"
 
 /**
  * A stored template as the response shows it: the admitted shape without re-running admission
  * (the same schema as `Preset.template`), so reading a row never re-judges what was admitted.
  */
-const StoredTemplate = Schema.encodedSchema(PresetTemplateSchema)
+const StoredTemplate = Schema.encodedSchema(PresetTemplate)
 
 export const PresetRow = Schema.Struct({
   id: PresetId,
