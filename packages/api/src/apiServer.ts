@@ -12,22 +12,29 @@ import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
 import { IamServicePrincipals } from "./iam/servicePrincipals.js"
 import { InstallationLive, InstallationService } from "./installation/index.js"
-import { NamespacesLive } from "./namespaces/http.js"
+import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
-import { ConfigurationsLive } from "./configurations/http.js"
+import { Configurations, ConfigurationsLive } from "./configurations/index.js"
 import { AgentsLive } from "./agents/http.js"
-import { PresetsLive } from "./presets/http.js"
+import { Presets, PresetsLive } from "./presets/index.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
+import { WorkOutboxLive } from "@svc/worker"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
-/** The feature services the handler groups call, each taking its repositories once. */
+/**
+ * The feature services the handler groups call, each taking its repositories once. Namespaces
+ * queue their reconciliation in the durable outbox.
+ */
 const FeatureServicesLive = Layer.mergeAll(
   Health.Default,
+  Namespaces.Default.pipe(Layer.provide(WorkOutboxLive)),
   Secrets.Default,
+  Configurations.Default,
+  Presets.Default,
   IamRoles.Default,
   IamServicePrincipals.Default,
   IamAccessBindings.Default,

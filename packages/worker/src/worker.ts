@@ -1,3 +1,4 @@
+import { NamespacesRepo } from "@svc/core/db"
 import * as Compute from "@svc/core/drivers/compute"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { type Duration, Layer } from "effect"
@@ -14,10 +15,12 @@ export interface WorkerOptions extends WorkEngineOptions {
  * The work engine with every reconciler registered, and the Agent recovery sweep: needs
  * SqlClient and PgClient, and the process's configuration (`InstallationConfiguration` selects
  * the Compute Driver, whose `local` implementation lives under `ProcessConfiguration.dataDir`).
+ * The repositories the reconcilers share with the API are built here from the same SqlClient.
  */
 export const WorkerLive = (options?: WorkerOptions) =>
   Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive, RecoverySweepLive(options?.recoveryInterval)).pipe(
     Layer.provide(WorkHandlers.layer),
+    Layer.provide(NamespacesRepo.Default),
     Layer.provide(Compute.layerFromConfiguration),
     Layer.provide(secretDriverFromConfiguration)
   )

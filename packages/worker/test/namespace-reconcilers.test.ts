@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
+import { NamespacesRepo } from "@svc/core/db"
 import * as Compute from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
 import { createNamespace, NAMESPACE_PROVISION, NAMESPACE_TEARDOWN } from "@svc/core/tenancy"
@@ -29,7 +30,8 @@ const SelectedCompute = Compute.layerFromConfiguration.pipe(
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir } as LoadedProcessConfig))
 )
 
-const handlers = NamespaceReconcilersLive.pipe(Layer.provide(SelectedCompute))
+// The repository is provided as WorkerLive provides it.
+const handlers = NamespaceReconcilersLive.pipe(Layer.provide(SelectedCompute), Layer.provide(NamespacesRepo.Default))
 const fast = { workerId: "ns-test", pollInterval: "100 millis" } as const
 
 layer(Layer.mergeAll(TestDatabase, WorkOutboxLive), { timeout: 60_000, excludeTestServices: true })(

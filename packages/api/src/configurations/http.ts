@@ -1,26 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { pageOf } from "../iam/access.js"
-import {
-  createConfiguration,
-  deleteConfiguration,
-  getConfiguration,
-  listConfigurations,
-  updateConfiguration
-} from "./configurations.js"
+import { Effect } from "effect"
+import { Configurations } from "./service.js"
 
-/** The Configurations group, wired. Needs an SqlClient and the Authentication middleware. */
+/** The Configurations group: each handler calls the service, which authorizes the exact resource. */
 export const ConfigurationsLive = HttpApiBuilder.group(SvcApi, "configurations", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
-    return handlers
-      .handle("create", ({ path, payload }) => provide(createConfiguration(path.namespaceId, payload)))
-      .handle("list", ({ path, urlParams }) => provide(listConfigurations(path.namespaceId, pageOf(urlParams))))
-      .handle("get", ({ path }) => provide(getConfiguration(path.namespaceId, path.configurationId)))
-      .handle("update", ({ path, payload }) => provide(updateConfiguration(path.namespaceId, path.configurationId, payload)))
-      .handle("delete", ({ path }) => provide(deleteConfiguration(path.namespaceId, path.configurationId)))
-  })
+  Effect.map(Configurations, (configurations) =>
+    handlers
+      .handle("create", ({ path, payload }) => configurations.create(path.namespaceId, payload))
+      .handle("list", ({ path, urlParams }) => configurations.list(path.namespaceId, urlParams))
+      .handle("get", ({ path }) => configurations.get(path.namespaceId, path.configurationId))
+      .handle("update", ({ path, payload }) => configurations.update(path.namespaceId, path.configurationId, payload))
+      .handle("delete", ({ path }) => configurations.delete(path.namespaceId, path.configurationId))
+  )
 )

@@ -1,3 +1,4 @@
 export { ConfigurationsApi } from "@svc/core/api"
-export { configurationReferrer } from "./configurations.js"
 export { ConfigurationsLive } from "./http.js"
+export { configurationRef } from "./policy.js"
+export { Configurations } from "./service.js"

@@ -7,10 +7,23 @@
  * the writer sees `deleting`: nothing outlives its Namespace.
  */
 import { NamespacesRepo } from "@svc/core/db"
-import { NotFound, ResourceConflict } from "@svc/core/errors"
+import { NamespaceNotReady, NotFound, ResourceConflict } from "@svc/core/errors"
 import type { NamespaceId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
-import type { NamespaceForWrite } from "./children.js"
+
+export interface NamespaceForWrite {
+  readonly status: "provisioning" | "ready" | "failed" | "deleting"
+  readonly existingNamespace: string | null
+}
+
+/**
+ * SPEC 7.3: a Namespace bound to an operator-prepared runtime namespace accepts Configurations
+ * only once provisioning has completed (409 `NAMESPACE_NOT_READY`).
+ */
+export const requireExternalNamespaceProvisioned = (namespace: NamespaceForWrite) =>
+  namespace.existingNamespace !== null && namespace.status === "provisioning"
+    ? Effect.fail(new NamespaceNotReady({ message: "The Namespace's runtime namespace is not provisioned yet." }))
+    : Effect.void
 
 const absent = () => new NotFound({ message: "The Namespace does not exist." })
 

@@ -1,27 +1,15 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { InstallationConfiguration } from "@svc/core/config"
-import { WorkOutboxLive } from "@svc/worker"
-import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { pageOf } from "../iam/access.js"
-import { createNamespace, deleteNamespace, getNamespace, listNamespaces } from "./namespaces.js"
+import { Effect } from "effect"
+import { Namespaces } from "./service.js"
 
-/** The Namespaces group, wired. Needs an SqlClient and the InstallationConfiguration. */
+/** The Namespaces group: each handler calls the service, which authorizes the exact resource. */
 export const NamespacesLive = HttpApiBuilder.group(SvcApi, "namespaces", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const installation = yield* InstallationConfiguration
-    const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.provideService(InstallationConfiguration, installation),
-        Effect.provide(WorkOutboxLive)
-      )
-    return handlers
-      .handle("create", ({ payload }) => provide(createNamespace(payload)))
-      .handle("list", ({ urlParams }) => provide(listNamespaces(pageOf(urlParams))))
-      .handle("get", ({ path }) => provide(getNamespace(path.namespaceId)))
-      .handle("delete", ({ path }) => provide(deleteNamespace(path.namespaceId)))
-  })
+  Effect.map(Namespaces, (namespaces) =>
+    handlers
+      .handle("create", ({ payload }) => namespaces.create(payload))
+      .handle("list", ({ urlParams }) => namespaces.list(urlParams))
+      .handle("get", ({ path }) => namespaces.get(path.namespaceId))
+      .handle("delete", ({ path }) => namespaces.delete(path.namespaceId))
+  )
 )

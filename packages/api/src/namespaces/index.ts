@@ -1,2 +1,5 @@
 export { CreateNamespace, Namespace, NamespaceList, NamespacesApi, NamespaceStatus } from "@svc/core/api"
+export { NamespaceGuard } from "./guard.js"
 export { NamespacesLive } from "./http.js"
+export { namespaceRef } from "./policy.js"
+export { Namespaces } from "./service.js"

@@ -1,20 +1,16 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { pageOf } from "../iam/access.js"
-import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from "./presets.js"
+import { Effect } from "effect"
+import { Presets } from "./service.js"
 
-/** The Presets group, wired. Needs an SqlClient and the Authentication middleware. */
+/** The Presets group: each handler calls the service, which authorizes the exact resource. */
 export const PresetsLive = HttpApiBuilder.group(SvcApi, "presets", (handlers) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, SqlClient.SqlClient, sql)
-    return handlers
-      .handle("create", ({ path, payload }) => provide(createPreset(path.namespaceId, payload)))
-      .handle("list", ({ path, urlParams }) => provide(listPresets(path.namespaceId, pageOf(urlParams))))
-      .handle("get", ({ path }) => provide(getPreset(path.namespaceId, path.presetId)))
-      .handle("update", ({ path, payload }) => provide(updatePreset(path.namespaceId, path.presetId, payload)))
-      .handle("delete", ({ path }) => provide(deletePreset(path.namespaceId, path.presetId)))
-  })
+  Effect.map(Presets, (presets) =>
+    handlers
+      .handle("create", ({ path, payload }) => presets.create(path.namespaceId, payload))
+      .handle("list", ({ path, urlParams }) => presets.list(path.namespaceId, urlParams))
+      .handle("get", ({ path }) => presets.get(path.namespaceId, path.presetId))
+      .handle("update", ({ path, payload }) => presets.update(path.namespaceId, path.presetId, payload))
+      .handle("delete", ({ path }) => presets.delete(path.namespaceId, path.presetId))
+  )
 )

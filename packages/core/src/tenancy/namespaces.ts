@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Data, Effect } from "effect"
+import { Context, Data, Effect, Option } from "effect"
+import { NamespacesRepo } from "../db/repos/namespaces.js"
 import { NamespaceId } from "../schema/ids.js"
 
 /** The work kind of a Namespace's provisioning reconciliation (key: the Namespace id). */
@@ -44,27 +45,22 @@ export interface CreatedNamespace {
  * The one Namespace creation path (SPEC 3, 5.6): inserts the Namespace as `provisioning` and
  * queues its reconciliation (`namespace.provision`, keyed by the Namespace id), both with the
  * ambient SqlClient, so they commit or roll back with the caller's transaction (and its audit).
- * Authorization and the audit record are the caller's.
+ * Authorization and the audit record are the caller's. The row goes through `NamespacesRepo`,
+ * built here from the ambient SqlClient so that bootstrap needs nothing else.
  */
 export const createNamespace = Effect.fn("Tenancy.createNamespace")(function* (input: NewNamespace) {
-  const sql = yield* SqlClient.SqlClient
+  const repo = yield* NamespacesRepo
   const outbox = yield* WorkOutbox
   const id = NamespaceId.make()
-  const existing = input.existingNamespace ?? null
-  const rows = yield* sql<{ created_at: Date }>`
-    INSERT INTO namespaces (id, name, status, existing_namespace)
-    VALUES (${id}, ${input.name}, 'provisioning', ${existing})
-    ON CONFLICT (name) WHERE status <> 'deleted' DO NOTHING
-    RETURNING created_at
-  `
-  const row = rows[0]
-  if (row === undefined) return yield* new NamespaceNameTaken({ name: input.name })
+  const createdAt = yield* repo.insert({ id, name: input.name, existing_namespace: input.existingNamespace ?? null })
+  if (Option.isNone(createdAt)) return yield* new NamespaceNameTaken({ name: input.name })
   yield* outbox.enqueue({ kind: NAMESPACE_PROVISION, key: id, payload: { namespaceId: id } })
-  return {
+  const created: CreatedNamespace = {
     id,
     name: input.name,
     status: "provisioning",
     existingNamespace: input.existingNamespace,
-    createdAt: row.created_at
-  } satisfies CreatedNamespace as CreatedNamespace
-})
+    createdAt: createdAt.value
+  }
+  return created
+}, (effect) => Effect.provide(effect, NamespacesRepo.Default))

@@ -3,12 +3,16 @@
  * (so inside the caller's transaction) together with their audit records. One writer for the
  * API's `POST .../configurations` and `POST .../agents` and for the worker's Agent provisioning
  * (SPEC 2.13), so a provisioned Agent is exactly what a direct create makes. Authorization and
- * admission are the callers'; these only write.
+ * admission are the callers'; these only write. The Configuration's rows go through
+ * `ConfigurationsRepo`, built here from the ambient SqlClient so that callers (the worker's
+ * provisioning among them) need nothing else.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { recordAudit } from "../audit/index.js"
+import { ConfigurationsRepo } from "../db/repos/configurations.js"
+import { ConfigurationId, NamespaceId, SecretId } from "../schema/ids.js"
 
 type AuditDetails = Record<string, string | number | boolean | null | ReadonlyArray<string>>
 
@@ -26,20 +30,30 @@ export interface NewConfiguration {
 }
 
 /** The distinct Secrets a Configuration's bindings deliver, sorted. */
-export const boundSecretIds = (bindings: NewConfiguration["secretBindings"]): ReadonlyArray<string> =>
-  [...new Set(Object.values(bindings).map((binding) => binding.source.id))].sort()
+export const boundSecretIds = <Id extends string>(
+  bindings: Readonly<Record<string, { readonly source: { readonly id: Id } }>>
+): ReadonlyArray<Id> => [...new Set(Object.values(bindings).map((binding) => binding.source.id))].sort()
+
+/** The callers made these ids (or decoded them from a request): one that does not decode is a defect. */
+const configurationKey = (input: { readonly id: string; readonly namespaceId: string }) =>
+  Effect.all({
+    id: Schema.decode(ConfigurationId)(input.id),
+    namespaceId: Schema.decode(NamespaceId)(input.namespaceId)
+  }).pipe(Effect.orDie)
+
+const secretIdsOf = (bindings: NewConfiguration["secretBindings"]) =>
+  Schema.decode(Schema.Array(SecretId))(boundSecretIds(bindings)).pipe(Effect.orDie)
 
 /** Replaces the `configuration_secret_refs` rows of a Configuration (foreign keys to `secrets`). */
-export const writeConfigurationSecretRefs = (configurationId: string, bindings: NewConfiguration["secretBindings"]) =>
+export const writeConfigurationSecretRefs = (
+  configurationId: string,
+  bindings: NewConfiguration["secretBindings"]
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`DELETE FROM configuration_secret_refs WHERE configuration_id = ${configurationId}`
-    const ids = boundSecretIds(bindings)
-    if (ids.length === 0) return
-    yield* sql`
-      INSERT INTO configuration_secret_refs ${sql.insert(ids.map((secretId) => ({ configuration_id: configurationId, secret_id: secretId })))}
-    `
-  })
+    const repo = yield* ConfigurationsRepo
+    const id = yield* Schema.decode(ConfigurationId)(configurationId).pipe(Effect.orDie)
+    yield* repo.replaceSecretRefs({ configuration_id: id, secret_ids: yield* secretIdsOf(bindings) })
+  }).pipe(Effect.provide(ConfigurationsRepo.Default))
 
 /** A Configuration of kind `agent`, generation 1, its Secret references and `configuration.created`. */
 export const insertConfiguration = (
@@ -47,13 +61,10 @@ export const insertConfiguration = (
   context: RecordContext
 ): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`
-      INSERT INTO configurations (id, namespace_id, kind, generation, "values", secret_bindings)
-      VALUES (${input.id}, ${input.namespaceId}, 'agent', 1, ${JSON.stringify(input.values)}::jsonb,
-        ${JSON.stringify(input.secretBindings)}::jsonb)
-    `
-    yield* writeConfigurationSecretRefs(input.id, input.secretBindings)
+    const repo = yield* ConfigurationsRepo
+    const { id, namespaceId } = yield* configurationKey(input)
+    yield* repo.insert({ id, namespace_id: namespaceId, values: input.values, secret_bindings: input.secretBindings })
+    yield* repo.replaceSecretRefs({ configuration_id: id, secret_ids: yield* secretIdsOf(input.secretBindings) })
     yield* recordAudit({
       kind: "configuration.created",
       outcome: "success",
@@ -62,7 +73,7 @@ export const insertConfiguration = (
       resource: { kind: "configuration", id: input.id },
       details: { kind: "agent", generation: 1, boundSecretIds: boundSecretIds(input.secretBindings), ...context.auditDetails }
     })
-  })
+  }).pipe(Effect.provide(ConfigurationsRepo.Default))
 
 export interface NewAgent {
   readonly id: string

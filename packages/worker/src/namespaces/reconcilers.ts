@@ -10,10 +10,11 @@
  * already converged, or the status already moved on.
  */
 import { SqlClient } from "@effect/sql"
+import { type NamespaceWriteRow, NamespacesRepo } from "@svc/core/db"
 import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
 import { NAMESPACE_PROVISION, NAMESPACE_TEARDOWN } from "@svc/core/tenancy"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
 
@@ -23,11 +24,6 @@ export const NamespaceWorkCodes = {
   DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
   NOT_IMPLEMENTED: "NOT_IMPLEMENTED"
 } as const
-
-interface NamespaceRow {
-  readonly status: string
-  readonly existing_namespace: string | null
-}
 
 const databaseFailure = (cause: unknown) =>
   Effect.logWarning("namespace reconciler: database unavailable", { cause: String(cause) }).pipe(
@@ -48,13 +44,7 @@ const driverFailure = (error: ComputeError): WorkFailure =>
     })
     : new WorkFailure({ code: error.code, message: error.message, permanent: error.permanent })
 
-const lockNamespace = (sql: SqlClient.SqlClient, id: string) =>
-  Effect.map(
-    sql<NamespaceRow>`SELECT status, existing_namespace FROM namespaces WHERE id = ${id} FOR UPDATE`,
-    (rows) => rows[0]
-  )
-
-const runtime = (id: NamespaceId, row: NamespaceRow) => ({
+const runtime = (id: NamespaceId, row: NamespaceWriteRow) => ({
   id,
   existingNamespace: row.existing_namespace ?? undefined
 })
@@ -68,13 +58,14 @@ class Permanent {
 /** `namespace.provision`: `provisioning` → driver → `ready` (or `failed` on a permanent failure). */
 export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (namespaceId: NamespaceId) {
   const sql = yield* SqlClient.SqlClient
+  const namespaces = yield* NamespacesRepo
   const driver = yield* ComputeDriver
   const outcome = yield* sql.withTransaction(
     Effect.gen(function* () {
-      const row = yield* lockNamespace(sql, namespaceId)
+      const row = yield* namespaces.lockForUpdate(namespaceId)
       // Gone, already converged, or being deleted: nothing to provision.
-      if (row === undefined || row.status !== "provisioning") return undefined
-      const failure = yield* driver.provisionNamespace(runtime(namespaceId, row)).pipe(
+      if (Option.isNone(row) || row.value.status !== "provisioning") return undefined
+      const failure = yield* driver.provisionNamespace(runtime(namespaceId, row.value)).pipe(
         Effect.mapError(driverFailure),
         Effect.flip,
         Effect.option
@@ -82,17 +73,11 @@ export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (n
       if (failure._tag === "Some") {
         const error = failure.value
         if (error.permanent !== true) return yield* error
-        yield* sql`
-          UPDATE namespaces SET status = 'failed', updated_at = now()
-          WHERE id = ${namespaceId} AND status = 'provisioning'
-        `
+        yield* namespaces.moveStatus({ id: namespaceId, from: "provisioning", to: "failed" })
         yield* Effect.logWarning("namespace provisioning failed permanently", { namespaceId, code: error.code })
         return new Permanent(error)
       }
-      yield* sql`
-        UPDATE namespaces SET status = 'ready', updated_at = now()
-        WHERE id = ${namespaceId} AND status = 'provisioning'
-      `
+      yield* namespaces.moveStatus({ id: namespaceId, from: "provisioning", to: "ready" })
       return undefined
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
@@ -103,22 +88,23 @@ export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (n
 /** `namespace.teardown`: `deleting` → driver → `deleted` (the tombstone). */
 export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (namespaceId: NamespaceId) {
   const sql = yield* SqlClient.SqlClient
+  const namespaces = yield* NamespacesRepo
   const driver = yield* ComputeDriver
   yield* sql.withTransaction(
     Effect.gen(function* () {
-      const row = yield* lockNamespace(sql, namespaceId)
+      const row = yield* namespaces.lockForUpdate(namespaceId)
       // Gone or already a tombstone: converged. Any other status was not asked to go away.
-      if (row === undefined || row.status !== "deleting") return
-      yield* driver.teardownNamespace(runtime(namespaceId, row)).pipe(Effect.mapError(driverFailure))
-      yield* sql`
-        UPDATE namespaces SET status = 'deleted', updated_at = now()
-        WHERE id = ${namespaceId} AND status = 'deleting'
-      `
+      if (Option.isNone(row) || row.value.status !== "deleting") return
+      yield* driver.teardownNamespace(runtime(namespaceId, row.value)).pipe(Effect.mapError(driverFailure))
+      yield* namespaces.moveStatus({ id: namespaceId, from: "deleting", to: "deleted" })
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
 })
 
-/** Both Namespace reconcilers; they need the Compute Driver and the engine's database client. */
+/**
+ * Both Namespace reconcilers; they need the Compute Driver, the engine's database client and
+ * the `NamespacesRepo` (the worker's composition provides it).
+ */
 export const NamespaceReconcilersLive = Layer.mergeAll(
   WorkHandler.layer(NAMESPACE_PROVISION, NamespaceWorkPayload, ({ namespaceId }) => provisionNamespace(namespaceId)),
   WorkHandler.layer(NAMESPACE_TEARDOWN, NamespaceWorkPayload, ({ namespaceId }) => teardownNamespace(namespaceId))

@@ -4,8 +4,10 @@
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
 export * from "./bindings.js"
+export * from "./configurations.js"
 export * from "./installation.js"
 export * from "./namespaces.js"
+export * from "./presets.js"
 export * from "./principals.js"
 export * from "./roles.js"
 export * from "./secrets.js"

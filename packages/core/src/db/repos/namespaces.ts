@@ -1,23 +1,56 @@
 /**
- * The `namespaces` table: the rows other features need to check before they write into a
- * Namespace. The Namespaces feature's own queries join it here as it moves to this shape.
+ * The `namespaces` table, shared by the API (the Namespaces feature, and every feature that
+ * checks the Namespace before it writes into it) and the worker's Namespace reconcilers. A
+ * deleted Namespace is a tombstone: the `Live` queries do not see it (SPEC 3).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import type { Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { NamespaceId } from "../../schema/ids.js"
 
 export const NamespaceStatusColumn = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")
+export type NamespaceStatusColumn = typeof NamespaceStatusColumn.Type
 
-/** What a writer into a Namespace needs to know about it. */
+export const NamespaceRow = Schema.Struct({
+  id: NamespaceId,
+  name: Schema.String,
+  status: NamespaceStatusColumn,
+  existing_namespace: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type NamespaceRow = typeof NamespaceRow.Type
+
+/** What a writer into a Namespace, or a reconciler of it, needs to know about it. */
 export const NamespaceWriteRow = Schema.Struct({
   status: NamespaceStatusColumn,
   existing_namespace: Schema.NullOr(Schema.String)
 })
 export type NamespaceWriteRow = typeof NamespaceWriteRow.Type
 
+const InsertNamespace = Schema.Struct({ id: NamespaceId, name: Schema.String, existing_namespace: Schema.NullOr(Schema.String) })
+const StatusMove = Schema.Struct({ id: NamespaceId, from: NamespaceStatusColumn, to: NamespaceStatusColumn })
+const NamespacePage = Schema.Struct({ after: Schema.optional(Schema.String), limit: Schema.Int })
+
 export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/NamespacesRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal("n.id, n.name, n.status, n.existing_namespace, n.created_at, n.updated_at")
+
+    /**
+     * A new Namespace, `provisioning`; none when a live Namespace has the name (a `deleted`
+     * tombstone does not count).
+     */
+    const insert = SqlSchema.findOne({
+      Request: InsertNamespace,
+      Result: Schema.Struct({ created_at: Schema.DateFromSelf }),
+      execute: (row) => sql`
+        INSERT INTO namespaces (id, name, status, existing_namespace)
+        VALUES (${row.id}, ${row.name}, 'provisioning', ${row.existing_namespace})
+        ON CONFLICT (name) WHERE status <> 'deleted' DO NOTHING
+        RETURNING created_at
+      `
+    })
 
     /** Whether the Namespace exists (a deleted Namespace's tombstone does not count, SPEC 3). */
     const isLive = SqlSchema.findOne({
@@ -25,6 +58,17 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       Result: Schema.Struct({ id: NamespaceId }),
       execute: (id) => sql`SELECT id FROM namespaces WHERE id = ${id} AND status <> 'deleted'`
     })
+
+    /** The live Namespace; `lock` takes its row FOR UPDATE (the deleting transaction). */
+    const findLive = (id: NamespaceId, lock: boolean) =>
+      SqlSchema.findOne({
+        Request: NamespaceId,
+        Result: NamespaceRow,
+        execute: (key) => sql`
+          SELECT ${columns} FROM namespaces n WHERE n.id = ${key} AND n.status <> 'deleted'
+          ${lock ? sql`FOR UPDATE` : sql``}
+        `
+      })(id).pipe(Effect.orDie)
 
     /**
      * The Namespace's row, locked FOR SHARE for the rest of the caller's transaction: that
@@ -36,9 +80,93 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       execute: (id) => sql`SELECT status, existing_namespace FROM namespaces WHERE id = ${id} FOR SHARE`
     })
 
+    /**
+     * The Namespace's row, whatever its status, locked FOR UPDATE for the rest of the caller's
+     * transaction: a reconciler holds it across the driver call, so a provisioning and a
+     * teardown of one Namespace never interleave.
+     */
+    const lockForUpdate = SqlSchema.findOne({
+      Request: NamespaceId,
+      Result: NamespaceWriteRow,
+      execute: (id) => sql`SELECT status, existing_namespace FROM namespaces WHERE id = ${id} FOR UPDATE`
+    })
+
+    /** Moves the status on only from `from`, so a repeat or a raced move changes nothing. */
+    const moveStatus = SqlSchema.void({
+      Request: StatusMove,
+      execute: (move) => sql`
+        UPDATE namespaces SET status = ${move.to}, updated_at = now()
+        WHERE id = ${move.id} AND status = ${move.from}
+      `
+    })
+
+    const markDeleting = SqlSchema.single({
+      Request: NamespaceId,
+      Result: NamespaceRow,
+      execute: (id) => sql`
+        UPDATE namespaces n SET status = 'deleting', updated_at = now() WHERE n.id = ${id}
+        RETURNING ${columns}
+      `
+    })
+
+    /**
+     * Whether anything keeps the Namespace from being deleted (SPEC 4.2 409
+     * `NAMESPACE_NOT_EMPTY`): today, its Namespace-scoped service principals (automation
+     * identities that hold keys), Secrets, Configurations, Presets and Agents (a `deleting` one
+     * included). Custom Roles and AccessBindings are the Namespace's own policy and do not
+     * block. Capabilities add their tables (service accounts, credential sources) here.
+     * Writers lock the Namespace row FOR SHARE (`lockForShare`), so none slips past this count.
+     */
+    const holdsResources = SqlSchema.findAll({
+      Request: NamespaceId,
+      Result: Schema.Struct({ held: Schema.Literal(1) }),
+      execute: (id) => sql`
+        SELECT 1 AS held FROM principals WHERE namespace_id = ${id} AND kind = 'service'
+        UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${id}
+        UNION ALL SELECT 1 FROM configurations WHERE namespace_id = ${id}
+        UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${id}
+        UNION ALL SELECT 1 FROM presets WHERE namespace_id = ${id}
+        LIMIT 1
+      `
+    })
+
+    /**
+     * One keyset page of the live Namespaces, filtered by `visible` (the caller's `visibleTo`
+     * fragment over `n.id`).
+     */
+    const page = (request: typeof NamespacePage.Type, visible: Statement.Fragment) =>
+      SqlSchema.findAll({
+        Request: NamespacePage,
+        Result: NamespaceRow,
+        execute: (req) => sql`
+          SELECT ${columns} FROM namespaces n
+          WHERE n.status <> 'deleted'
+            AND ${req.after === undefined ? sql`TRUE` : sql`n.id > ${req.after}`}
+            AND ${visible}
+          ORDER BY n.id
+          LIMIT ${req.limit}
+        `
+      })(request).pipe(Effect.orDie)
+
     return {
-      isLive: (id: NamespaceId) => isLive(id).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie),
-      lockForShare: (id: NamespaceId) => lockForShare(id).pipe(Effect.orDie)
+      /** Keeps the SqlError for the caller's transaction to end in. */
+      insert: (row: typeof InsertNamespace.Type) =>
+        insert(row).pipe(Effect.map(Option.map((created) => created.created_at)), Effect.catchTag("ParseError", Effect.die)),
+      isLive: (id: NamespaceId) => isLive(id).pipe(Effect.map(Option.isSome), Effect.orDie),
+      findLive: (id: NamespaceId) => findLive(id, false),
+      /** Call inside the deleting transaction. */
+      lockLive: (id: NamespaceId) => findLive(id, true),
+      lockForShare: (id: NamespaceId) => lockForShare(id).pipe(Effect.orDie),
+      /**
+       * For the reconcilers, which keep the SqlError: a lost database is retried work
+       * (`DEPENDENCY_UNAVAILABLE`), not a defect.
+       */
+      lockForUpdate: (id: NamespaceId) => lockForUpdate(id).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** For the reconcilers, which keep the SqlError (see `lockForUpdate`). */
+      moveStatus: (move: typeof StatusMove.Type) => moveStatus(move).pipe(Effect.catchTag("ParseError", Effect.die)),
+      markDeleting: (id: NamespaceId) => markDeleting(id).pipe(Effect.orDie),
+      holdsResources: (id: NamespaceId) => holdsResources(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+      page
     }
   })
 }) {}

@@ -29,6 +29,7 @@ export const SealedColumns = Schema.Struct({
 const InsertSecret = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, name: Schema.String, ...SealedColumns.fields })
 const UpdateSecretValue = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, ...SealedColumns.fields })
 const SecretKey = Schema.Struct({ id: SecretId, namespace_id: NamespaceId })
+const SecretIds = Schema.Struct({ namespace_id: NamespaceId, ids: Schema.NonEmptyArray(SecretId) })
 const SecretPage = Schema.Struct({
   namespace_id: NamespaceId,
   after: Schema.optional(Schema.String),
@@ -84,6 +85,19 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
       `
     })
 
+    /**
+     * Which of `ids` are Secrets of the Namespace, locked FOR KEY SHARE for the rest of the
+     * caller's transaction: a concurrent delete of one waits, so a reference written next to
+     * this check cannot point at a Secret that is gone.
+     */
+    const lockPresent = SqlSchema.findAll({
+      Request: SecretIds,
+      Result: Schema.Struct({ id: SecretId }),
+      execute: (req) => sql`
+        SELECT id FROM secrets WHERE namespace_id = ${req.namespace_id} AND id IN ${sql.in(req.ids)} FOR KEY SHARE
+      `
+    })
+
     const remove = SqlSchema.void({ Request: SecretId, execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}` })
 
     /**
@@ -136,6 +150,8 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
       findLive: (key: typeof SecretKey.Type) => findLive(key).pipe(Effect.orDie),
       lockForDelete: (key: typeof SecretKey.Type) => lockForDelete(key).pipe(Effect.orDie),
       remove: (id: SecretId) => remove(id).pipe(Effect.orDie),
+      lockPresent: (req: typeof SecretIds.Type) =>
+        lockPresent(req).pipe(Effect.map((rows) => new Set<SecretId>(rows.map((row) => row.id))), Effect.orDie),
       page,
       referrer
     }
