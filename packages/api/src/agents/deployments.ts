@@ -10,6 +10,8 @@ import { AgentDeleting, Forbidden, NamespaceNotReady, NotFound, ResourceConflict
 import { CurrentCaller, decide, visibleTo } from "@svc/core/iam"
 import { type AgentId, type ConfigurationId, type NamespaceId, RevisionId } from "@svc/core/schema"
 import { AGENT_DEPLOY, AGENT_STOP, deliveredSecrets, WorkOutbox } from "@svc/core/tenancy"
+import { WorkItemsRepo } from "@svc/core/db"
+import { WorkCodes } from "@svc/core/work"
 import { Effect } from "effect"
 import { authorize } from "../auth/authorize.js"
 import type { Page } from "../iam/access.js"
@@ -17,7 +19,6 @@ import { secretRef } from "../secrets/policy.js"
 import { admitDraft } from "./admission.js"
 import { type HarnessAuth, readSavedSettings } from "@svc/core/api"
 import type { AgentRevision, DeploymentStatus } from "@svc/core/api"
-import { workStatus } from "./workStatus.js"
 import { AGENT_COLUMNS, type AgentRow, agentRef, requireAgent, toAgent } from "./store.js"
 
 /** The harness every revision runs: an OpenClaw gateway. */
@@ -223,9 +224,6 @@ export const listRevisions = Effect.fn("Agents.revisions")(function* (namespaceI
   return rows.map(toRevision)
 })
 
-/** The work engine's code for an item that ran out of time (`@svc/worker`'s `WorkCodes`). */
-const DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
-
 /** What the worker notes on a revision when starting its gateway fails (migration 0010). */
 interface RuntimeFailure {
   readonly component: string
@@ -279,7 +277,7 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
     status,
     error: status !== "failed"
       ? null
-      : revision.error ?? (work.item !== undefined && lastAttempt?.code === DEADLINE_EXCEEDED
+      : revision.error ?? (work.item !== undefined && lastAttempt?.code === WorkCodes.DEADLINE_EXCEEDED
         ? convergenceDeadlineExceeded(work.item, revision.runtime_failure)
         : {
           code: lastAttempt?.code ?? "DEPLOYMENT_FAILED",
@@ -290,3 +288,6 @@ export const getDeployment = Effect.fn("Agents.deployment")(function* (namespace
   }
   return deployment
 })
+
+/** The public status of the work of a kind and key (`WorkItemsRepo`). */
+const workStatus = (kind: string, key: string) => Effect.flatMap(WorkItemsRepo, (work) => work.status(kind, key))

@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
-import { WorkOutboxLive } from "@svc/worker"
+import { WorkItemsRepo } from "@svc/core/db"
+import { WorkOutboxLive } from "@svc/core/work"
 import { Effect, Layer } from "effect"
 import { ComputeDriver } from "@svc/core/drivers/compute"
 import { SvcApi } from "@svc/core/api"
@@ -22,6 +23,7 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
     const compute = yield* ComputeDriver
     const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(
+        Effect.provide(WorkItemsRepo.Default),
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.provideService(InstallationConfiguration, installation),
         Effect.provideService(ComputeDriver, compute),

@@ -10,6 +10,7 @@ import { NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller } from "@svc/core/iam"
 import { type AgentId, type ConfigurationId, type NamespaceId, type RequestId, WorkId } from "@svc/core/schema"
 import { AGENT_PROVISION, AgentProvisionRequest, type ProvisioningPhase, WorkOutbox } from "@svc/core/tenancy"
+import { WorkItemsRepo } from "@svc/core/db"
 import { Effect, Option, Schema } from "effect"
 import { authorize } from "../auth/authorize.js"
 import { admitBindings } from "../configurations/configurations.js"
@@ -20,7 +21,6 @@ import { agentFieldsOf } from "./agents.js"
 import { admitLaunchSettings, type LaunchDraft } from "./admission.js"
 import { bodyDigest, resolveRequest } from "./provisionRequest.js"
 import type { ProvisionAgent, ProvisioningWork } from "@svc/core/api"
-import { workStatus } from "./workStatus.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 
 interface ProvisioningRow {
@@ -217,3 +217,6 @@ export const retryProvisioning = Effect.fn("Agents.retryProvisioning")(function*
   })
   return yield* sql.withTransaction(retry).pipe(Effect.catchTag("SqlError", Effect.die))
 })
+
+/** The public status of the work of a kind and key (`WorkItemsRepo`). */
+const workStatus = (kind: string, key: string) => Effect.flatMap(WorkItemsRepo, (work) => work.status(kind, key))

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
-import { WorkOutboxLive } from "@svc/worker"
+import { WorkOutboxLive } from "@svc/core/work"
 import { Effect } from "effect"
 import { SvcApi } from "@svc/core/api"
 import { pageOf } from "../iam/access.js"

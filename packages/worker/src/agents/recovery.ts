@@ -19,7 +19,7 @@ import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
 import { AgentId, NamespaceId } from "@svc/core/schema"
 import { AGENT_DEPLOY, AGENT_RECOVER, type AgentWorkPayload } from "@svc/core/tenancy"
 import { Cause, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import { enqueue } from "../engine/enqueue.js"
+import { enqueue } from "@svc/core/work"
 import {
   AgentWorkCodes,
   databaseFailure,

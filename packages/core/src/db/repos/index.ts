@@ -5,3 +5,4 @@
  */
 export * from "./namespaces.js"
 export * from "./secrets.js"
+export * from "./workItems.js"
