@@ -3,6 +3,9 @@
  * API and the worker. Repositories die on database errors except where a caller maps a
  * constraint (a unique name) to a SPEC code; a lost database then surfaces as 503.
  */
+export * from "./agentProvisioning.js"
+export * from "./agents.js"
 export * from "./namespaces.js"
+export * from "./revisions.js"
 export * from "./secrets.js"
 export * from "./workItems.js"

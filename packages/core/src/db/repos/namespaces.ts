@@ -38,7 +38,9 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
 
     return {
       isLive: (id: NamespaceId) => isLive(id).pipe(Effect.map((row) => row._tag === "Some"), Effect.orDie),
-      lockForShare: (id: NamespaceId) => lockForShare(id).pipe(Effect.orDie)
+      lockForShare: (id: NamespaceId) => lockForShare(id).pipe(Effect.orDie),
+      /** As `lockForShare`, keeping the SqlError for a caller that retries on it (a worker's reconciler). */
+      lockForShareRetryable: (id: NamespaceId) => lockForShare(id).pipe(Effect.catchTag("ParseError", Effect.die))
     }
   })
 }) {}
