@@ -11,7 +11,7 @@ import { InstallationLive } from "./installation/http.js"
 import { NamespacesLive } from "./namespaces/http.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { ConfigurationsLive } from "./configurations/http.js"
-import { AgentsLive } from "./agents/http.js"
+import { Agents, AgentsLive, apiComputeDriver, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
 import { PresetsLive } from "./presets/http.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
@@ -20,8 +20,18 @@ import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
-/** The feature services the handler groups call, each taking its repositories once. */
-const FeatureServicesLive = Layer.mergeAll(Secrets.Default)
+/**
+ * The feature services the handler groups call, each taking its repositories once. The Agents
+ * services read or write live through the Compute Driver the API uses (`apiComputeDriver`).
+ */
+const FeatureServicesLive = Layer.mergeAll(
+  Secrets.Default,
+  Agents.Default,
+  Deployments.Default,
+  Provisioning.Default,
+  Workspace.Default,
+  Diagnostics.Default
+).pipe(Layer.provide(apiComputeDriver))
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.
