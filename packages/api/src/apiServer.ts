@@ -15,10 +15,10 @@ import { InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
-import { AgentsLive } from "./agents/http.js"
+import { Agents, AgentsLive, apiComputeDriver, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
-import { WorkOutboxLive } from "@svc/worker"
+import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
@@ -27,7 +27,8 @@ import { listen, type ServerOptions } from "./server.js"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
- * queue their reconciliation in the durable outbox.
+ * queue their reconciliation in the durable outbox; the Agents services read or write live
+ * through the Compute Driver the API uses (`apiComputeDriver`).
  */
 const FeatureServicesLive = Layer.mergeAll(
   Health.Default,
@@ -38,8 +39,13 @@ const FeatureServicesLive = Layer.mergeAll(
   IamRoles.Default,
   IamServicePrincipals.Default,
   IamAccessBindings.Default,
-  InstallationService.Default
-)
+  InstallationService.Default,
+  Agents.Default,
+  Deployments.Default,
+  Provisioning.Default,
+  Workspace.Default,
+  Diagnostics.Default
+).pipe(Layer.provide(apiComputeDriver))
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.

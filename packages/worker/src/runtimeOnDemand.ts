@@ -17,7 +17,7 @@ import { AGENT_DEPLOY } from "@svc/core/tenancy"
 import { Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { WORK_CHANNEL } from "./engine/enqueue.js"
+import { WORK_CHANNEL } from "@svc/core/work"
 
 const installed = (runtimeDir: string) =>
   Effect.promise(() => fs.access(path.join(runtimePaths(runtimeDir).directory, "installed.json")).then(() => true, () => false))

@@ -5,12 +5,12 @@
  */
 import { ComputeDriver, probeModel } from "@svc/core/drivers/compute"
 import { DependencyUnavailable, ResourceConflict } from "@svc/core/errors"
-import type { NamespaceId, RevisionId } from "@svc/core/schema"
+import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { Effect } from "effect"
-import { authorize } from "../auth/authorize.js"
+import { Authorization } from "../auth/authorize.js"
 import { readSavedSettings } from "@svc/core/api"
-import { findRevision, revisionRef } from "./deployments.js"
-import { agentRef, requireAgent } from "./store.js"
+import { AgentLookup } from "./lookup.js"
+import { agentRef, revisionRef } from "./policy.js"
 
 export interface DiagnosticCheck {
   readonly component: string
@@ -22,50 +22,60 @@ export interface DiagnosticCheck {
 
 const MAX_CHECKS = 32
 
-export const runDiagnostics = Effect.fn("Agents.diagnostics")(function* (namespaceId: string, agentId: string, revisionId: string) {
-  yield* authorize("agent:read", agentRef(namespaceId, agentId))
-  yield* authorize("agent:operate", agentRef(namespaceId, agentId))
-  yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))
-  const agent = yield* requireAgent(namespaceId, agentId, false)
-  yield* findRevision(namespaceId, agentId, revisionId)
-  if (agent.active_revision_id !== revisionId) {
-    return yield* new ResourceConflict({ message: "Diagnostics are gathered for the Agent's active revision only." })
-  }
-  const driver = yield* ComputeDriver
-  const ref = { namespaceId: namespaceId as NamespaceId, agentId, revisionId }
-  const found = yield* driver.diagnostics(ref).pipe(
-    Effect.tapError((error) => Effect.logWarning("diagnostics unavailable", { agentId, error: error._tag })),
-    Effect.mapError(() => new DependencyUnavailable({ message: "Diagnostics evidence is unavailable; retry later." }))
-  )
-  const checkedAt = new Date()
-  const checks: Array<DiagnosticCheck> = found.map((c) => {
-    const [component, ...rest] = c.name.split(".")
-    return {
-      component: component ?? "gateway",
-      check: rest.join(".") || c.name,
-      state: c.status === "pass" ? "succeeded" : c.status === "fail" ? "failed" : "unknown",
-      checkedAt,
-      ...(c.status === "pass" ? {} : { code: c.name.toUpperCase().replace(/[^A-Z0-9]+/g, "_") })
-    }
-  })
-  // Model authentication, live: one bounded request through the gateway (not for `runtime`
-  // harness auth, whose credentials the service never handles, SPEC 2.5).
-  const { settings } = readSavedSettings(agent.settings)
-  const ready = checks.some((c) => c.component === "gateway" && c.check === "ready" && c.state === "succeeded")
-  if (settings.harnessAuth?.method !== "runtime") {
-    const probe = ready
-      ? yield* driver.privateEndpoint(ref).pipe(Effect.flatMap((endpoint) => probeModel(endpoint)), Effect.option)
-      : undefined
-    const result = probe?._tag === "Some" ? probe.value : undefined
-    checks.push({
-      component: "model",
-      check: "auth",
-      state: result === undefined ? "unknown" : result._tag === "Succeeded" ? "succeeded" : "failed",
-      checkedAt: result === undefined ? null : new Date(),
-      ...(result === undefined || result._tag === "Succeeded"
-        ? {}
-        : { code: result._tag === "AuthenticationFailed" ? "RUNTIME_AUTHENTICATION_FAILED" : "MODEL_PROBE_FAILED" })
+export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDiagnostics", {
+  effect: Effect.gen(function* () {
+    const lookup = yield* AgentLookup
+    const driver = yield* ComputeDriver
+    const { authorize } = yield* Authorization
+
+    const run = Effect.fn("Agents.diagnostics")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
+      yield* authorize("agent:read", agentRef(namespaceId, agentId))
+      yield* authorize("agent:operate", agentRef(namespaceId, agentId))
+      yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))
+      const agent = yield* lookup.require(namespaceId, agentId, false)
+      yield* lookup.requireRevision(namespaceId, agentId, revisionId)
+      if (agent.active_revision_id !== revisionId) {
+        return yield* new ResourceConflict({ message: "Diagnostics are gathered for the Agent's active revision only." })
+      }
+      const ref = { namespaceId, agentId, revisionId }
+      const found = yield* driver.diagnostics(ref).pipe(
+        Effect.tapError((error) => Effect.logWarning("diagnostics unavailable", { agentId, error: error._tag })),
+        Effect.mapError(() => new DependencyUnavailable({ message: "Diagnostics evidence is unavailable; retry later." }))
+      )
+      const checkedAt = new Date()
+      const checks: Array<DiagnosticCheck> = found.map((c) => {
+        const [component, ...rest] = c.name.split(".")
+        return {
+          component: component ?? "gateway",
+          check: rest.join(".") || c.name,
+          state: c.status === "pass" ? "succeeded" : c.status === "fail" ? "failed" : "unknown",
+          checkedAt,
+          ...(c.status === "pass" ? {} : { code: c.name.toUpperCase().replace(/[^A-Z0-9]+/g, "_") })
+        }
+      })
+      // Model authentication, live: one bounded request through the gateway (not for `runtime`
+      // harness auth, whose credentials the service never handles, SPEC 2.5).
+      const { settings } = readSavedSettings(agent.settings)
+      const ready = checks.some((c) => c.component === "gateway" && c.check === "ready" && c.state === "succeeded")
+      if (settings.harnessAuth?.method !== "runtime") {
+        const probe = ready
+          ? yield* driver.privateEndpoint(ref).pipe(Effect.flatMap((endpoint) => probeModel(endpoint)), Effect.option)
+          : undefined
+        const result = probe?._tag === "Some" ? probe.value : undefined
+        checks.push({
+          component: "model",
+          check: "auth",
+          state: result === undefined ? "unknown" : result._tag === "Succeeded" ? "succeeded" : "failed",
+          checkedAt: result === undefined ? null : new Date(),
+          ...(result === undefined || result._tag === "Succeeded"
+            ? {}
+            : { code: result._tag === "AuthenticationFailed" ? "RUNTIME_AUTHENTICATION_FAILED" : "MODEL_PROBE_FAILED" })
+        })
+      }
+      return { revisionId, observedAt: checkedAt, checks: checks.slice(0, MAX_CHECKS) }
     })
-  }
-  return { revisionId: revisionId as RevisionId, observedAt: checkedAt, checks: checks.slice(0, MAX_CHECKS) }
-})
+
+    return { run }
+  }),
+  dependencies: [AgentLookup.Default, Authorization.Default]
+}) {}

@@ -1,49 +1,36 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { InstallationConfiguration } from "@svc/core/config"
-import { WorkOutboxLive } from "@svc/worker"
-import { Effect, Layer } from "effect"
-import { ComputeDriver } from "@svc/core/drivers/compute"
 import { SvcApi } from "@svc/core/api"
-import { pageOf } from "../iam/access.js"
-import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "./agents.js"
-import { apiComputeDriver } from "./compute.js"
-import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
-import { runDiagnostics } from "./diagnostics.js"
-import { readWorkspaceFile, writeWorkspaceFile } from "./workspace.js"
-import { getProvisioning, provisionAgent, retryProvisioning } from "./provisioning.js"
+import { Effect } from "effect"
+import { Deployments } from "./deployments.js"
+import { Diagnostics } from "./diagnostics.js"
+import { Provisioning } from "./provisioning.js"
+import { Agents } from "./service.js"
+import { Workspace } from "./workspace.js"
 
-/** The Agents group, wired. Needs an SqlClient and the Installation configuration (and a
- * ProcessConfiguration for live workspace and diagnostics access; `compute.ts`). */
+/** The Agents group: each handler calls a service, which authorizes the exact resource. */
 export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const installation = yield* InstallationConfiguration
-    const compute = yield* ComputeDriver
-    const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.provideService(InstallationConfiguration, installation),
-        Effect.provideService(ComputeDriver, compute),
-        Effect.provide(WorkOutboxLive)
-      )
+    const agents = yield* Agents
+    const deployments = yield* Deployments
+    const diagnostics = yield* Diagnostics
+    const workspace = yield* Workspace
+    const provisioning = yield* Provisioning
     return handlers
-      .handle("create", ({ path, payload }) => provide(createAgent(path.namespaceId, payload)))
-      .handle("list", ({ path, urlParams }) => provide(listAgents(path.namespaceId, pageOf(urlParams))))
-      .handle("get", ({ path }) => provide(getAgent(path.namespaceId, path.agentId)))
-      .handle("update", ({ path, payload }) => provide(updateAgent(path.namespaceId, path.agentId, payload)))
-      .handle("delete", ({ path }) => provide(deleteAgent(path.namespaceId, path.agentId)))
-      .handle("deploy", ({ path }) => provide(deployAgent(path.namespaceId, path.agentId)))
-      .handle("stop", ({ path }) => provide(stopAgent(path.namespaceId, path.agentId)))
-      .handle("deployment", ({ path }) => provide(getDeployment(path.namespaceId, path.agentId, path.deploymentId)))
-      .handle("revisions", ({ path, urlParams }) => provide(listRevisions(path.namespaceId, path.agentId, pageOf(urlParams))))
-      .handle("revision", ({ path }) => provide(getRevision(path.namespaceId, path.agentId, path.revisionId)))
-      .handle("diagnostics", ({ path }) => provide(runDiagnostics(path.namespaceId, path.agentId, path.deploymentId)))
-      .handle("readWorkspaceFile", ({ path }) => provide(readWorkspaceFile(path.namespaceId, path.agentId, path.name)))
-      .handle("writeWorkspaceFile", ({ path, payload }) =>
-        provide(writeWorkspaceFile(path.namespaceId, path.agentId, path.name, payload.content)))
-      .handle("provision", ({ path, payload }) => provide(Effect.map(provisionAgent(path.namespaceId, payload), (provisioning) => ({ provisioning }))))
-      .handle("provisioning", ({ path }) => provide(getProvisioning(path.namespaceId, path.workId)))
-      .handle("retryProvisioning", ({ path }) => provide(retryProvisioning(path.namespaceId, path.workId)))
+      .handle("create", ({ path, payload }) => agents.create(path.namespaceId, payload))
+      .handle("list", ({ path, urlParams }) => agents.list(path.namespaceId, urlParams))
+      .handle("get", ({ path }) => agents.get(path.namespaceId, path.agentId))
+      .handle("update", ({ path, payload }) => agents.update(path.namespaceId, path.agentId, payload))
+      .handle("delete", ({ path }) => agents.delete(path.namespaceId, path.agentId))
+      .handle("deploy", ({ path }) => deployments.deploy(path.namespaceId, path.agentId))
+      .handle("stop", ({ path }) => deployments.stop(path.namespaceId, path.agentId))
+      .handle("deployment", ({ path }) => deployments.deployment(path.namespaceId, path.agentId, path.deploymentId))
+      .handle("revisions", ({ path, urlParams }) => deployments.revisions(path.namespaceId, path.agentId, urlParams))
+      .handle("revision", ({ path }) => deployments.revision(path.namespaceId, path.agentId, path.revisionId))
+      .handle("diagnostics", ({ path }) => diagnostics.run(path.namespaceId, path.agentId, path.deploymentId))
+      .handle("readWorkspaceFile", ({ path }) => workspace.read(path.namespaceId, path.agentId, path.name))
+      .handle("writeWorkspaceFile", ({ path, payload }) => workspace.write(path.namespaceId, path.agentId, path.name, payload.content))
+      .handle("provision", ({ path, payload }) => provisioning.provision(path.namespaceId, payload))
+      .handle("provisioning", ({ path }) => provisioning.get(path.namespaceId, path.workId))
+      .handle("retryProvisioning", ({ path }) => provisioning.retry(path.namespaceId, path.workId))
   })
-).pipe(Layer.provide(apiComputeDriver))
+)

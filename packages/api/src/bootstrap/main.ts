@@ -6,7 +6,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
 import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
-import { WorkOutboxLive } from "@svc/worker"
+import { WorkOutboxLive } from "@svc/core/work"
 import { Effect, Layer } from "effect"
 import { BootstrapReposLive, runBootstrap } from "./initializer.js"
 import { bootstrapInput } from "./settings.js"

@@ -9,12 +9,14 @@ import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type PrivateEndpoint } from "@svc/core/drivers/compute"
 import { DependencyUnavailable, Forbidden, NotFound, ResourceConflict, Unauthenticated } from "@svc/core/errors"
 import { type Caller, CurrentCaller, permission } from "@svc/core/iam"
-import { AgentId, type NamespaceId } from "@svc/core/schema"
+import { AgentsRepo } from "@svc/core/db"
+import { AgentId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { type AuthorizationError, authorize } from "../auth/authorize.js"
 import { resolveSession } from "../auth/credentials.js"
 import { AuthSettings } from "../auth/settings.js"
-import { agentNotFound, agentRef } from "../agents/store.js"
+import { agentRef } from "../agents/policy.js"
+import { agentNotFound } from "../agents/views.js"
 
 export type AdmissionError = Unauthenticated | Forbidden | NotFound | ResourceConflict | DependencyUnavailable | AuthorizationError
 
@@ -63,28 +65,15 @@ const checkOrigin = (request: HttpServerRequest.HttpServerRequest, upgrade: bool
     }
   })
 
-interface AgentState {
-  readonly id: string
-  readonly namespace_id: string
-  readonly status: "active" | "deleting"
-  readonly desired_runtime_state: "running" | "stopped"
-  readonly active_revision_id: string | null
-}
-
 /** The Agent a host label names: `<label>` is the Agent ID without its `agt_` prefix. */
 const agentOfLabel = (label: string) =>
   Effect.gen(function* () {
     const agentId = `${AgentId.prefix}_${label}`
     if (!AgentId.isValid(agentId)) return yield* agentNotFound()
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<AgentState>`
-      SELECT a.id, a.namespace_id, a.status, a.desired_runtime_state, a.active_revision_id
-      FROM agents a JOIN namespaces n ON n.id = a.namespace_id
-      WHERE a.id = ${agentId} AND n.status <> 'deleted'
-    `
-    const row = rows[0]
-    return row === undefined ? yield* agentNotFound() : row
-  })
+    const agents = yield* AgentsRepo
+    const row = yield* agents.findLiveById(agentId)
+    return Option.isNone(row) ? yield* agentNotFound() : row.value
+  }).pipe(Effect.provide(AgentsRepo.Default))
 
 export const admitNativeAdmin = (
   request: HttpServerRequest.HttpServerRequest,
@@ -103,7 +92,7 @@ export const admitNativeAdmin = (
     }
     const compute = yield* ComputeDriver
     const endpoint = yield* compute.privateEndpoint({
-      namespaceId: agent.namespace_id as NamespaceId,
+      namespaceId: agent.namespace_id,
       agentId: agent.id,
       revisionId: agent.active_revision_id
     }).pipe(Effect.catchAll(unavailable("The Agent's gateway is not reachable.")))

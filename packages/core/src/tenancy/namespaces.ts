@@ -1,27 +1,15 @@
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Data, Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import { NamespacesRepo } from "../db/repos/namespaces.js"
 import { NamespaceId } from "../schema/ids.js"
+import { WorkOutbox } from "../work/outbox.js"
+
+export { WorkOutbox } from "../work/outbox.js"
 
 /** The work kind of a Namespace's provisioning reconciliation (key: the Namespace id). */
 export const NAMESPACE_PROVISION = "namespace.provision"
 
 /** The work kind of a Namespace's teardown after `DELETE` (key: the Namespace id). */
 export const NAMESPACE_TEARDOWN = "namespace.teardown"
-
-/**
- * Where tenancy puts its asynchronous work: the durable outbox, written in the caller's
- * transaction. A port, because the outbox's writer lives in `@svc/worker`, which depends on
- * this package; `@svc/worker` provides the implementation (`WorkOutboxLive`).
- */
-export class WorkOutbox extends Context.Tag("@svc/core/tenancy/WorkOutbox")<WorkOutbox, {
-  readonly enqueue: (item: {
-    readonly kind: string
-    readonly key: string
-    readonly payload?: unknown
-  }) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
-}>() {}
 
 /** A live Namespace already has this name (a `deleted` tombstone does not count). */
 export class NamespaceNameTaken extends Data.TaggedError("NamespaceNameTaken")<{ readonly name: string }> {}

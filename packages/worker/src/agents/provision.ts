@@ -13,10 +13,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
-import { isForeignKeyViolation, isUniqueViolation } from "@svc/core/db"
-import { AgentId, ConfigurationId, ServicePrincipalId } from "@svc/core/schema"
+import { AgentsRepo, isForeignKeyViolation, isUniqueViolation, NamespacesRepo, ProvisioningRepo, type ProvisioningRow } from "@svc/core/db"
+import { AgentId, ConfigurationId, ServicePrincipalId, type WorkId } from "@svc/core/schema"
 import { AGENT_PROVISION, AgentProvisionPayload, AgentProvisionRequest, insertAgent, insertConfiguration } from "@svc/core/tenancy"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
@@ -33,18 +33,12 @@ const permanent = (code: keyof typeof ProvisionWorkCodes, message: string) =>
 
 const nameTaken = () => permanent("RESOURCE_CONFLICT", "An Agent with this name already exists in the Namespace.")
 
-interface RecordRow {
-  readonly namespace_id: string
-  readonly initiator_principal_id: string
-  readonly request: unknown
-  readonly agent_id: string | null
-  readonly configuration_id: string | null
-  readonly completed_at: Date | null
-}
+/** What a phase reads and writes; provided by each entry point, so callers need only an SqlClient. */
+const ProvisionRepos = Layer.mergeAll(ProvisioningRepo.Default, AgentsRepo.Default, NamespacesRepo.Default)
 
 const decodeRequest = Schema.decodeUnknownOption(AgentProvisionRequest)
 
-const storedRequest = (row: RecordRow) =>
+const storedRequest = (row: ProvisioningRow) =>
   Option.match(decodeRequest(row.request), {
     onNone: () => Effect.fail(permanent("INVALID_PAYLOAD", "The provisioning record's request is unreadable.")),
     onSome: Effect.succeed
@@ -59,21 +53,20 @@ const statementFailure = (error: SqlError) =>
     : databaseFailure(error)
 
 /** The next phase of the record, in one transaction: "done" once it is complete. */
-export const provisionStep = (workId: string): Effect.Effect<"continue" | "done", WorkFailure, SqlClient.SqlClient> =>
+export const provisionStep = (workId: WorkId): Effect.Effect<"continue" | "done", WorkFailure, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const records = yield* ProvisioningRepo
+    const agents = yield* AgentsRepo
+    const namespaces = yield* NamespacesRepo
     const step = Effect.gen(function* () {
-      const rows = yield* sql<RecordRow>`
-        SELECT namespace_id, initiator_principal_id, request, agent_id, configuration_id, completed_at
-        FROM agent_provisioning WHERE id = ${workId} FOR UPDATE
-      `
-      const row = rows[0]
-      if (row === undefined) return yield* permanent("NOT_FOUND", "The provisioning record no longer exists.")
+      const found = yield* records.lock(workId)
+      if (Option.isNone(found)) return yield* permanent("NOT_FOUND", "The provisioning record no longer exists.")
+      const row = found.value
       if (row.completed_at !== null) return "done" as const
       const namespaceId = row.namespace_id
       // FOR SHARE orders this write against DELETE /namespaces, like every writer into a Namespace.
-      const namespaces = yield* sql<{ status: string }>`SELECT status FROM namespaces WHERE id = ${namespaceId} FOR SHARE`
-      const status = namespaces[0]?.status
+      const status = Option.getOrUndefined(yield* namespaces.lockForShareRetryable(namespaceId))?.status
       if (status !== "provisioning" && status !== "ready") {
         return yield* permanent("RESOURCE_CONFLICT", "The Namespace can no longer accept new Agents.")
       }
@@ -82,15 +75,12 @@ export const provisionStep = (workId: string): Effect.Effect<"continue" | "done"
         const request = yield* storedRequest(row)
         const configurationId = ConfigurationId.make()
         yield* insertConfiguration({ id: configurationId, namespaceId, ...request.configuration }, context)
-        yield* sql`
-          UPDATE agent_provisioning SET configuration_id = ${configurationId}, phase = 'transport', updated_at = now() WHERE id = ${workId}
-        `
+        yield* records.configurationCreated(workId, configurationId)
         return "continue" as const
       }
       if (row.agent_id === null) {
         const request = yield* storedRequest(row)
-        const taken = yield* sql`SELECT 1 FROM agents WHERE namespace_id = ${namespaceId} AND name = ${request.agent.name}`
-        if (taken.length > 0) return yield* nameTaken()
+        if (yield* agents.nameTaken({ namespace_id: namespaceId, name: request.agent.name })) return yield* nameTaken()
         const agentId = AgentId.make()
         yield* insertAgent(
           {
@@ -102,10 +92,10 @@ export const provisionStep = (workId: string): Effect.Effect<"continue" | "done"
           },
           context
         )
-        yield* sql`UPDATE agent_provisioning SET agent_id = ${agentId}, phase = 'handoff', updated_at = now() WHERE id = ${workId}`
+        yield* records.agentCreated(workId, agentId)
         return "continue" as const
       }
-      yield* sql`UPDATE agent_provisioning SET completed_at = now(), request = NULL, updated_at = now() WHERE id = ${workId}`
+      yield* records.complete(workId)
       yield* recordAudit({
         kind: "agent.provisioned",
         outcome: "success",
@@ -117,17 +107,15 @@ export const provisionStep = (workId: string): Effect.Effect<"continue" | "done"
       return "done" as const
     })
     return yield* sql.withTransaction(step).pipe(Effect.catchTag("SqlError", statementFailure))
-  })
+  }).pipe(Effect.provide(ProvisionRepos))
 
 /** `agent.provision`: every remaining phase, in order. */
 export const provisionAgent = Effect.fn("Agents.provision")(function* (payload: typeof AgentProvisionPayload.Type) {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    UPDATE agent_provisioning SET phase = 'configuration', updated_at = now() WHERE id = ${payload.workId} AND phase = 'admitted'
-  `.pipe(Effect.catchTag("SqlError", databaseFailure))
+  const records = yield* ProvisioningRepo
+  yield* records.start(payload.workId).pipe(Effect.catchTag("SqlError", databaseFailure))
   while ((yield* provisionStep(payload.workId)) === "continue") {
     // The next phase.
   }
-})
+}, Effect.provide(ProvisionRepos))
 
 export const AgentProvisionLive = WorkHandler.layer(AGENT_PROVISION, AgentProvisionPayload, provisionAgent)

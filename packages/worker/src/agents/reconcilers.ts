@@ -13,9 +13,10 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
-import type { NamespaceId } from "@svc/core/schema"
+import { AgentsRepo, type AgentStateRow, RevisionsRepo } from "@svc/core/db"
+import type { AgentId } from "@svc/core/schema"
 import { AGENT_DEPLOY, AGENT_RECOVER, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPayload, AgentWorkPayload } from "@svc/core/tenancy"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
 import { recoverAgent } from "./recovery.js"
@@ -30,26 +31,14 @@ import {
 
 export { AgentWorkCodes, MODEL_API_KEY_VARIABLE } from "./revisionGateway.js"
 
-interface AgentState {
-  readonly status: "active" | "deleting"
-  readonly desired_runtime_state: "running" | "stopped"
-  readonly active_revision_id: string | null
-  readonly latest_revision_id: string | null
-}
+/** What the Agent reconcilers read and write; provided by each handler, so it needs only an SqlClient. */
+const AgentRepos = Layer.mergeAll(AgentsRepo.Default, RevisionsRepo.Default)
 
-const agentState = (sql: SqlClient.SqlClient, agentId: string, lock: boolean) =>
-  Effect.map(
-    sql<AgentState>`
-      SELECT a.status, a.desired_runtime_state, a.active_revision_id,
-        (SELECT r.id FROM agent_revisions r WHERE r.agent_id = a.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_revision_id
-      FROM agents a WHERE a.id = ${agentId}
-      ${lock ? sql`FOR UPDATE OF a` : sql``}
-    `,
-    (rows) => rows[0]
-  )
+const agentState = (agentId: AgentId, lock: boolean) =>
+  Effect.flatMap(AgentsRepo, (agents) => Effect.map(agents.state(agentId, lock), Option.getOrUndefined))
 
 /** Why this revision may not (or need not) be activated now: undefined when it should be. */
-const notWanted = (state: AgentState | undefined, revisionId: string): WorkFailure | "active" | undefined => {
+const notWanted = (state: AgentStateRow | undefined, revisionId: string): WorkFailure | "active" | undefined => {
   if (state === undefined || state.status === "deleting") {
     return new WorkFailure({ code: AgentWorkCodes.AGENT_DELETING, message: "The Agent is being deleted; the revision was not activated.", permanent: true })
   }
@@ -68,7 +57,8 @@ const notWanted = (state: AgentState | undefined, revisionId: string): WorkFailu
 export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type) {
   const { agentId, namespaceId, revisionId } = payload
   const sql = yield* SqlClient.SqlClient
-  const before = notWanted(yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure)), revisionId)
+  const agents = yield* AgentsRepo
+  const before = notWanted(yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure)), revisionId)
   if (before === "active") return
   if (before !== undefined) return yield* before
   const snapshot = yield* revisionSnapshot(revisionId)
@@ -76,14 +66,13 @@ export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payl
   yield* withAgentLock(agentId, startRevisionGateway({ namespaceId, agentId, revisionId, snapshot, recordFailure: true }))
   const outcome = yield* sql.withTransaction(
     Effect.gen(function* () {
-      const now = notWanted(yield* agentState(sql, agentId, true), revisionId)
+      const now = notWanted(yield* agentState(agentId, true), revisionId)
       if (now === "active") return undefined
       if (now !== undefined) return now
-      const previous = (yield* agentState(sql, agentId, false))?.active_revision_id ?? null
-      yield* sql`UPDATE agents SET active_revision_id = ${revisionId}, updated_at = now() WHERE id = ${agentId}`
-      if (previous !== null) yield* sql`UPDATE agent_revisions SET retired_at = now() WHERE id = ${previous} AND retired_at IS NULL`
-      // Initial workspace files were applied by the first start; they are never replayed (SPEC 4.4 rule 3).
-      yield* sql`DELETE FROM agent_initial_files WHERE agent_id = ${agentId}`
+      const previous = (yield* agentState(agentId, false))?.active_revision_id ?? null
+      // Retires the previous revision; initial workspace files were applied by the first start
+      // and are never replayed (SPEC 4.4 rule 3).
+      yield* agents.activate({ id: agentId, revision_id: revisionId }, previous)
       yield* recordAudit({
         kind: "agent.revision-activated",
         outcome: "success",
@@ -96,55 +85,42 @@ export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payl
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (outcome !== undefined) return yield* outcome
-})
+}, Effect.provide(AgentRepos))
 
 /** `agent.stop`: remove execution, then clear `activeRevisionId` (if still stopped). */
 export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeof AgentWorkPayload.Type) {
   const { agentId, namespaceId } = payload
-  const sql = yield* SqlClient.SqlClient
+  const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
-  const state = yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
+  const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined || state.desired_runtime_state !== "stopped" || state.active_revision_id === null) return
-  const ref: GatewayRef = { namespaceId: namespaceId as NamespaceId, agentId, revisionId: state.active_revision_id }
+  const ref: GatewayRef = { namespaceId, agentId, revisionId: state.active_revision_id }
   yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
-  yield* sql`
-    UPDATE agents SET active_revision_id = NULL, updated_at = now()
-    WHERE id = ${agentId} AND desired_runtime_state = 'stopped' AND active_revision_id = ${state.active_revision_id}
-  `.pipe(Effect.catchTag("SqlError", databaseFailure))
-})
+  yield* agents.clearStopped({ id: agentId, revision_id: state.active_revision_id }).pipe(Effect.catchTag("SqlError", databaseFailure))
+}, Effect.provide(AgentRepos))
 
 /** `agent.teardown`: delete the workload, then everything the Agent owns, atomically. */
 export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: typeof AgentWorkPayload.Type) {
   const { agentId, namespaceId } = payload
   const sql = yield* SqlClient.SqlClient
+  const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
-  const state = yield* agentState(sql, agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
+  const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined) return
   if (state.status !== "deleting") return
   yield* withAgentLock(
     agentId,
-    driver.deleteGateway({ namespaceId: namespaceId as NamespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
+    driver.deleteGateway({ namespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
       .pipe(Effect.mapError(driverFailure))
   )
   yield* sql.withTransaction(
     Effect.gen(function* () {
-      const rows = yield* sql<{ service_principal_id: string; name: string }>`
-        SELECT service_principal_id, name FROM agents WHERE id = ${agentId} AND status = 'deleting' FOR UPDATE
-      `
-      const row = rows[0]
-      if (row === undefined) return
+      const found = yield* agents.lockDeleting(agentId)
+      if (Option.isNone(found)) return
+      const row = found.value
       const principal = row.service_principal_id
       // Policy on the Agent and its revisions goes with them, as does the principal's own.
-      const onAgent = sql`principal_id = ${principal}
-        OR (resource_kind = 'agent' AND resource_id = ${agentId})
-        OR (resource_kind = 'agent_revision' AND resource_id IN (SELECT id FROM agent_revisions WHERE agent_id = ${agentId}))`
-      yield* sql`DELETE FROM access_bindings WHERE ${onAgent}`
-      yield* sql`DELETE FROM restrictions WHERE ${onAgent}`
-      yield* sql`UPDATE agents SET active_revision_id = NULL WHERE id = ${agentId}`
-      yield* sql`DELETE FROM agent_revisions WHERE agent_id = ${agentId}`
-      yield* sql`DELETE FROM agents WHERE id = ${agentId}`
-      yield* sql`DELETE FROM service_keys WHERE service_principal_id = ${principal}`
-      yield* sql`DELETE FROM principals WHERE id = ${principal}`
+      yield* agents.removeWithPrincipal(agentId, principal)
       yield* recordAudit({
         kind: "agent.removed",
         outcome: "success",
@@ -155,7 +131,7 @@ export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: ty
       })
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
-})
+}, Effect.provide(AgentRepos))
 
 /** The Agent reconcilers; they need the Compute and Secret Drivers and the database. */
 export const AgentReconcilersLive = Layer.mergeAll(

@@ -14,12 +14,12 @@
  *   the active revision's gateway is started from the revision snapshot with its Secrets (the
  *   driver adopts one that still runs). It never changes `activeRevisionId` nor any deployment.
  */
-import { SqlClient } from "@effect/sql"
+import { AgentsRepo } from "@svc/core/db"
 import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
 import { AgentId, NamespaceId } from "@svc/core/schema"
-import { AGENT_DEPLOY, AGENT_RECOVER, type AgentWorkPayload } from "@svc/core/tenancy"
-import { Cause, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import { enqueue } from "../engine/enqueue.js"
+import { AGENT_RECOVER, type AgentWorkPayload } from "@svc/core/tenancy"
+import { Cause, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { enqueue } from "@svc/core/work"
 import {
   AgentWorkCodes,
   databaseFailure,
@@ -32,29 +32,14 @@ import {
 /** How long a recovery item may keep retrying; the next sweep queues a fresh one after that. */
 export const RECOVERY_DEADLINE = Duration.minutes(15)
 
-interface RecoveryState {
-  readonly status: "active" | "deleting"
-  readonly desired_runtime_state: "running" | "stopped"
-  readonly active_revision_id: string | null
-  readonly deploying: boolean
-}
+/** The Agent's state and whether a deployment of it is in flight (`agent.deploy` unfinished). */
+const recoveryState = (agentId: AgentId) =>
+  Effect.flatMap(AgentsRepo, (agents) => agents.recoveryState(agentId)).pipe(
+    Effect.map(Option.getOrUndefined),
+    Effect.catchTag("SqlError", databaseFailure)
+  )
 
-const recoveryState = (agentId: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<RecoveryState>`
-      SELECT a.status, a.desired_runtime_state, a.active_revision_id,
-        EXISTS (
-          SELECT 1 FROM work_items w
-          WHERE w.kind = ${AGENT_DEPLOY} AND w.state IN ('queued', 'running')
-            AND w.key IN (SELECT r.id FROM agent_revisions r WHERE r.agent_id = a.id)
-        ) AS deploying
-      FROM agents a WHERE a.id = ${agentId}
-    `
-    return rows[0]
-  }).pipe(Effect.catchTag("SqlError", databaseFailure))
-
-const converge = (namespaceId: string, agentId: string) =>
+const converge = (namespaceId: NamespaceId, agentId: AgentId) =>
   Effect.gen(function* () {
     const driver = yield* ComputeDriver
     const state = yield* recoveryState(agentId)
@@ -63,7 +48,7 @@ const converge = (namespaceId: string, agentId: string) =>
     const wanted = state?.desired_runtime_state === "running" ? state.active_revision_id : null
     const ref: GatewayRef | undefined = wanted === null
       ? undefined
-      : { namespaceId: namespaceId as NamespaceId, agentId, revisionId: wanted }
+      : { namespaceId, agentId, revisionId: wanted }
     if (ref !== undefined && (yield* driver.gatewayHealth(ref).pipe(Effect.mapError(driverFailure))) === "healthy") return
 
     const live = (yield* driver.liveGateways.pipe(Effect.mapError(driverFailure))).filter((g) => g.agentId === agentId)
@@ -77,12 +62,12 @@ const converge = (namespaceId: string, agentId: string) =>
       // A removed Agent's directory goes too; a stopped Agent keeps its persistent state.
       yield* (state === undefined ? driver.deleteGateway(gateway) : driver.stopGateway(gateway)).pipe(Effect.mapError(driverFailure))
     }
-    if (ref === undefined) return
-    const snapshot = yield* revisionSnapshot(ref.revisionId)
+    if (wanted === null) return
+    const snapshot = yield* revisionSnapshot(wanted)
     if (snapshot === undefined) return
-    yield* Effect.logInfo("agent recovery: starting or re-adopting the active revision's gateway", { agentId, revisionId: ref.revisionId })
-    yield* startRevisionGateway({ namespaceId, agentId, revisionId: ref.revisionId, snapshot, recordFailure: false })
-  })
+    yield* Effect.logInfo("agent recovery: starting or re-adopting the active revision's gateway", { agentId, revisionId: wanted })
+    yield* startRevisionGateway({ namespaceId, agentId, revisionId: wanted, snapshot, recordFailure: false })
+  }).pipe(Effect.provide(AgentsRepo.Default))
 
 /** `agent.recover`: converge the Agent's gateway to its desired state, without touching deployments. */
 export const recoverAgent = Effect.fn("Agents.recover")(function* (payload: typeof AgentWorkPayload.Type) {
@@ -100,20 +85,17 @@ const isNamespaceId = Schema.is(NamespaceId)
 
 /** One sweep: queue `agent.recover` for every Agent whose gateway is not what it should be. */
 export const sweepAgents = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+  const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
-  const wanted = yield* sql<{ id: string; namespace_id: string; active_revision_id: string }>`
-    SELECT id, namespace_id, active_revision_id FROM agents
-    WHERE status = 'active' AND desired_runtime_state = 'running' AND active_revision_id IS NOT NULL
-  `
+  const wanted = yield* agents.wantedRunning
   const unhealthy = yield* Effect.filter(
     wanted,
     (agent) =>
-      driver.gatewayHealth({ namespaceId: agent.namespace_id as NamespaceId, agentId: agent.id, revisionId: agent.active_revision_id })
+      driver.gatewayHealth({ namespaceId: agent.namespace_id, agentId: agent.id, revisionId: agent.active_revision_id })
         .pipe(Effect.map((health) => health !== "healthy"), Effect.orElseSucceed(() => true)),
     { concurrency: 8 }
   )
-  const wantedIds = new Set(wanted.map((agent) => agent.id))
+  const wantedIds = new Set<string>(wanted.map((agent) => agent.id))
   // Only gateways named like our Agents: anything else under the driver is not ours to stop.
   const orphans = (yield* driver.liveGateways.pipe(Effect.orElseSucceed((): ReadonlyArray<GatewayRef> => [])))
     .filter((gateway) => !wantedIds.has(gateway.agentId) && isAgentId(gateway.agentId) && isNamespaceId(gateway.namespaceId))
@@ -125,7 +107,7 @@ export const sweepAgents = Effect.gen(function* () {
   }
   yield* Effect.logInfo("agent recovery: sweep done", { wanted: wanted.length, unhealthy: unhealthy.length, orphans: orphans.length, queued: targets.size })
   return targets.size
-}).pipe(Effect.withSpan("Agents.recoverySweep"))
+}).pipe(Effect.provide(AgentsRepo.Default), Effect.withSpan("Agents.recoverySweep"))
 
 /**
  * The sweep as a scoped fiber: at start, then every `interval`. A failed sweep (the database is

@@ -12,10 +12,11 @@
 import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { SecretDriver } from "@svc/core/drivers/secret"
-import type { NamespaceId } from "@svc/core/schema"
+import { AgentsRepo, type GatewaySnapshot, RevisionsRepo, SecretsRepo } from "@svc/core/db"
+import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { deliveredSecrets } from "@svc/core/tenancy"
 import { ProcessConfiguration } from "@svc/core/config"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 
 export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
@@ -40,33 +41,28 @@ export const driverFailure = (error: ComputeError): WorkFailure =>
     : new WorkFailure({ code: error.code, message: error.message, permanent: error.permanent })
 
 /** What the worker reads of a revision's snapshot. */
-export interface Snapshot {
-  readonly configuration: Record<string, unknown>
-  readonly secretBindings: Record<string, { readonly source: { readonly id: string } }>
-  readonly harness: { readonly auth?: { readonly method: string; readonly source?: { readonly id: string } } | null }
-}
+export type Snapshot = GatewaySnapshot
+
+/** What starting a gateway reads and writes; provided here, so callers need only an SqlClient. */
+const GatewayRepos = Layer.mergeAll(AgentsRepo.Default, RevisionsRepo.Default, SecretsRepo.Default)
 
 /** The revision's snapshot, or `undefined` when the revision is gone (its Agent was removed). */
-export const revisionSnapshot = (revisionId: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ snapshot: Snapshot }>`SELECT snapshot FROM agent_revisions WHERE id = ${revisionId}`
-    return rows[0]?.snapshot
-  }).pipe(Effect.catchTag("SqlError", databaseFailure))
+export const revisionSnapshot = (revisionId: RevisionId) =>
+  Effect.flatMap(RevisionsRepo, (revisions) => revisions.gatewaySnapshot(revisionId)).pipe(
+    Effect.catchTag("SqlError", databaseFailure),
+    Effect.provide(GatewayRepos)
+  )
 
 /** The revision's Secrets (`deliveredSecrets`), read in one query and revealed. */
-export const revealEnvironment = (namespaceId: string, snapshot: Snapshot) =>
+export const revealEnvironment = (namespaceId: NamespaceId, snapshot: Snapshot) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const stored = yield* SecretsRepo
     const secrets = yield* SecretDriver
     const wanted = deliveredSecrets(snapshot.secretBindings, snapshot.harness.auth)
     const env: Record<string, Redacted.Redacted<string>> = {}
     if (wanted.length === 0) return env
-    const rows = yield* sql<{ id: string; key_id: string; nonce: Uint8Array; ciphertext: Uint8Array; tag: Uint8Array }>`
-      SELECT id, key_id, nonce, ciphertext, tag FROM secrets
-      WHERE namespace_id = ${namespaceId} AND id IN ${sql.in([...new Set(wanted.map((w) => w.secretId))])}
-    `
-    const byId = new Map(rows.map((row) => [row.id, row]))
+    const rows = yield* stored.sealed({ namespace_id: namespaceId, ids: [...new Set(wanted.map((w) => w.secretId))] })
+    const byId = new Map<string, (typeof rows)[number]>(rows.map((row) => [row.id, row]))
     for (const { destination, secretId } of wanted) {
       const row = byId.get(secretId)
       const unavailable = new WorkFailure({
@@ -81,7 +77,7 @@ export const revealEnvironment = (namespaceId: string, snapshot: Snapshot) =>
       )
     }
     return env
-  }).pipe(Effect.catchTag("SqlError", databaseFailure))
+  }).pipe(Effect.catchTag("SqlError", databaseFailure), Effect.provide(GatewayRepos))
 
 /** Thrown by `withAgentLock` when another worker holds the Agent's gateway lock. */
 export const agentBusy = () =>
@@ -129,9 +125,9 @@ export const runtimeCheckOf = (code: string): { readonly component: string; read
 }
 
 export interface RevisionStart {
-  readonly namespaceId: string
-  readonly agentId: string
-  readonly revisionId: string
+  readonly namespaceId: NamespaceId
+  readonly agentId: AgentId
+  readonly revisionId: RevisionId
   readonly snapshot: Snapshot
   /** Note a failed start on the revision (deployments do; recovery leaves revisions alone). */
   readonly recordFailure: boolean
@@ -150,23 +146,21 @@ export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(fun
   }
   const probe = start.snapshot.harness.auth?.method === "runtime" ? undefined : {}
   // Staged until the first activation deletes them (SPEC 4.4 rule 3): never replayed afterwards.
-  const sql = yield* SqlClient.SqlClient
-  const staged = yield* sql<{ files: Record<string, string> }>`SELECT files FROM agent_initial_files WHERE agent_id = ${start.agentId}`.pipe(
-    Effect.catchTag("SqlError", databaseFailure)
-  )
+  const agents = yield* AgentsRepo
+  const staged = yield* agents.stagedFiles(start.agentId).pipe(Effect.catchTag("SqlError", databaseFailure))
   yield* driver.startGateway({
-    namespaceId: start.namespaceId as NamespaceId,
+    namespaceId: start.namespaceId,
     agentId: start.agentId,
     revisionId: start.revisionId,
     values: start.snapshot.configuration,
     env,
     modelProbe: probe,
-    initialFiles: staged[0]?.files
+    initialFiles: Option.getOrUndefined(staged)
   }).pipe(
     Effect.mapError(driverFailure),
     Effect.tapError((failure) => start.recordFailure ? recordRuntimeFailure(start.revisionId, failure) : Effect.void)
   )
-})
+}, Effect.provide(GatewayRepos))
 
 /**
  * `runtime` harness authentication (SPEC 2.5): the operator's credentials in this host's
@@ -184,9 +178,9 @@ const hostEnvironment = Effect.map(Effect.serviceOption(ProcessConfiguration), (
 })
 
 /** Notes on the revision which check its latest failed start stopped at (SPEC 2.7 `runtimeFailure`). */
-export const recordRuntimeFailure = (revisionId: string, failure: WorkFailure) =>
+export const recordRuntimeFailure = (revisionId: RevisionId, failure: WorkFailure) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const revisions = yield* RevisionsRepo
     const runtimeFailure = { ...runtimeCheckOf(failure.code), checkedAt: new Date().toISOString(), code: failure.code }
-    yield* sql`UPDATE agent_revisions SET runtime_failure = ${JSON.stringify(runtimeFailure)}::jsonb WHERE id = ${revisionId}`
-  }).pipe(Effect.catchAll((cause) => Effect.logWarning("a revision's runtime failure could not be recorded", { revisionId, cause: String(cause) })))
+    yield* revisions.recordRuntimeFailure(revisionId, runtimeFailure)
+  }).pipe(Effect.provide(GatewayRepos), Effect.catchAll((cause) => Effect.logWarning("a revision's runtime failure could not be recorded", { revisionId, cause: String(cause) })))

@@ -1,3 +1,4 @@
+import { WorkCodes } from "@svc/core/work"
 import { Data } from "effect"
 
 /**
@@ -17,23 +18,8 @@ export class WorkFailure extends Data.TaggedError("WorkFailure")<{
   readonly permanent?: boolean | undefined
 }> {}
 
-/** Codes the engine itself records. */
-export const WorkCodes = {
-  SUCCEEDED: "SUCCEEDED",
-  INTERNAL_ERROR: "INTERNAL_ERROR",
-  LEASE_EXPIRED: "LEASE_EXPIRED",
-  DEADLINE_EXCEEDED: "DEADLINE_EXCEEDED",
-  INVALID_PAYLOAD: "INVALID_PAYLOAD"
-} as const
-
-/** The fixed, safe message recorded with each engine code. */
-export const WorkMessages: { readonly [K in keyof typeof WorkCodes]: string } = {
-  SUCCEEDED: "The attempt succeeded.",
-  INTERNAL_ERROR: "The attempt failed with an internal error.",
-  LEASE_EXPIRED: "The worker running the attempt stopped renewing its lease.",
-  DEADLINE_EXCEEDED: "The work did not complete before its deadline.",
-  INVALID_PAYLOAD: "The work item's payload does not match its kind."
-}
+/** The engine's own codes live in `@svc/core/work`, where status readers find them too. */
+export { WorkCodes, WorkMessages } from "@svc/core/work"
 
 export const MAX_CODE_LENGTH = 64
 export const MAX_MESSAGE_LENGTH = 256

@@ -3,7 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, type Option } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
 import { type ClaimedItem, decodeClaimed, type Leases } from "./leases.js"
-import type { WorkState } from "./item.js"
+import type { WorkState } from "@svc/core/work"
 
 /** What a recorded outcome did; `fenced` when this worker no longer held the lease. */
 export type Recorded = { readonly _tag: "Recorded"; readonly state: WorkState } | { readonly _tag: "Fenced" }

@@ -166,7 +166,9 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       moveStatus: (move: typeof StatusMove.Type) => moveStatus(move).pipe(Effect.catchTag("ParseError", Effect.die)),
       markDeleting: (id: NamespaceId) => markDeleting(id).pipe(Effect.orDie),
       holdsResources: (id: NamespaceId) => holdsResources(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
-      page
+      page,
+      /** As `lockForShare`, keeping the SqlError for a caller that retries on it (a worker's reconciler). */
+      lockForShareRetryable: (id: NamespaceId) => lockForShare(id).pipe(Effect.catchTag("ParseError", Effect.die))
     }
   })
 }) {}

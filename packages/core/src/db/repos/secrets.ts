@@ -30,6 +30,14 @@ const InsertSecret = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, na
 const UpdateSecretValue = Schema.Struct({ id: SecretId, namespace_id: NamespaceId, ...SealedColumns.fields })
 const SecretKey = Schema.Struct({ id: SecretId, namespace_id: NamespaceId })
 const SecretIds = Schema.Struct({ namespace_id: NamespaceId, ids: Schema.NonEmptyArray(SecretId) })
+const SealedOf = Schema.Struct({ namespace_id: NamespaceId, ids: Schema.Array(Schema.String) })
+const SealedRow = Schema.Struct({
+  id: SecretId,
+  key_id: Schema.String,
+  nonce: Schema.Uint8ArrayFromSelf,
+  ciphertext: Schema.Uint8ArrayFromSelf,
+  tag: Schema.Uint8ArrayFromSelf
+})
 const SecretPage = Schema.Struct({
   namespace_id: NamespaceId,
   after: Schema.optional(Schema.String),
@@ -144,8 +152,23 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
         `
       })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)
 
+    /**
+     * The sealed values of a Namespace's Secrets, for the worker to reveal just before a gateway
+     * starts (never returned by the API). Keeps the SqlError: the worker retries on it.
+     */
+    const sealed = (request: typeof SealedOf.Type) =>
+      SqlSchema.findAll({
+        Request: SealedOf,
+        Result: SealedRow,
+        execute: (req) => sql`
+          SELECT id, key_id, nonce, ciphertext, tag FROM secrets
+          WHERE namespace_id = ${req.namespace_id} AND id IN ${sql.in(req.ids)}
+        `
+      })(request).pipe(Effect.catchTag("ParseError", Effect.die))
+
     return {
       insert,
+      sealed,
       updateValue: (row: typeof UpdateSecretValue.Type) => updateValue(row).pipe(Effect.orDie),
       findLive: (key: typeof SecretKey.Type) => findLive(key).pipe(Effect.orDie),
       lockForDelete: (key: typeof SecretKey.Type) => lockForDelete(key).pipe(Effect.orDie),
