@@ -13,25 +13,22 @@ import { SecretsLive } from "./secrets/http.js"
 import { ConfigurationsLive } from "./configurations/http.js"
 import { AgentsLive } from "./agents/http.js"
 import { PresetsLive } from "./presets/http.js"
-import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
-import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.
- * Needs an SqlClient and the AuthSettings.
+ * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
-  Layer.provide(secretDriverFromConfiguration),
   Layer.provideMerge(AuthenticationLive)
 )
 
 /**
  * The API's pipeline with native admin on: requests for Agent hosts are dispatched to their
- * gateways before routing (SPEC 5.8). Needs a ComputeDriver besides what the API needs.
+ * gateways before routing (SPEC 5.8), which the ComputeDriver locates.
  */
 export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig) =>
   Layer.unwrapEffect(
@@ -39,13 +36,13 @@ export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdmi
   )
 
 /**
- * The API's pipeline for an Installation: with native admin on, with the Compute Driver the
- * Installation selects (it only locates gateways; the worker runs them). Off: the plain API.
+ * The API's pipeline for an Installation: with native admin on, dispatching to gateways;
+ * off, the plain API.
  */
 const apiPipeline = (options: ServerOptions) => {
   const nativeAdmin = options.installation?.nativeAdmin
   return nativeAdmin?.enabled === true
-    ? nativeAdminPipeline(options, nativeAdmin).pipe(Layer.provide(Compute.layerFromConfiguration))
+    ? nativeAdminPipeline(options, nativeAdmin)
     : httpPipeline(SvcApi, ApiGroupsLive, options)
 }
 
@@ -55,8 +52,9 @@ const logListening = Layer.effectDiscard(
 )
 
 /**
- * The API server of the service: needs an SqlClient and the ProcessConfiguration (SVC_BASE_URL
- * for external sign-in, `ExternalSignInSettings.fromConfiguration`).
+ * The API server of the service: needs an SqlClient, the ProcessConfiguration (SVC_BASE_URL
+ * for external sign-in, `ExternalSignInSettings.fromConfiguration`), and the Secret and Compute
+ * Drivers its main.ts selects.
  */
 export const ApiServerLive = (options: ServerOptions) =>
   Layer.merge(apiPipeline(options), logListening).pipe(

@@ -1,5 +1,3 @@
-import * as Compute from "@svc/core/drivers/compute"
-import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { type Duration, Layer } from "effect"
 import { RecoverySweepLive } from "./agents/recovery.js"
 import { WorkEngine, WorkHandlers, type WorkEngineOptions } from "./engine/index.js"
@@ -12,12 +10,10 @@ export interface WorkerOptions extends WorkEngineOptions {
 
 /**
  * The work engine with every reconciler registered, and the Agent recovery sweep: needs
- * SqlClient and PgClient, and the process's configuration (`InstallationConfiguration` selects
- * the Compute Driver, whose `local` implementation lives under `ProcessConfiguration.dataDir`).
+ * SqlClient and PgClient, the process's configuration, and the Compute and Secret Drivers its
+ * main.ts selects.
  */
 export const WorkerLive = (options?: WorkerOptions) =>
   Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive, RecoverySweepLive(options?.recoveryInterval)).pipe(
-    Layer.provide(WorkHandlers.layer),
-    Layer.provide(Compute.layerFromConfiguration),
-    Layer.provide(secretDriverFromConfiguration)
+    Layer.provide(WorkHandlers.layer)
   )

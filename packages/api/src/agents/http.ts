@@ -2,19 +2,20 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
 import { WorkOutboxLive } from "@svc/worker"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { ComputeDriver } from "@svc/core/drivers/compute"
 import { SvcApi } from "@svc/core/api"
 import { pageOf } from "../iam/access.js"
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from "./agents.js"
-import { apiComputeDriver } from "./compute.js"
 import { deployAgent, getDeployment, getRevision, listRevisions, stopAgent } from "./deployments.js"
 import { runDiagnostics } from "./diagnostics.js"
 import { readWorkspaceFile, writeWorkspaceFile } from "./workspace.js"
 import { getProvisioning, provisionAgent, retryProvisioning } from "./provisioning.js"
 
-/** The Agents group, wired. Needs an SqlClient and the Installation configuration (and a
- * ProcessConfiguration for live workspace and diagnostics access; `compute.ts`). */
+/**
+ * The Agents group, wired. Needs an SqlClient, the Installation configuration and the
+ * ComputeDriver main.ts selects (live workspace and diagnostics access).
+ */
 export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -46,4 +47,4 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("provisioning", ({ path }) => provide(getProvisioning(path.namespaceId, path.workId)))
       .handle("retryProvisioning", ({ path }) => provide(retryProvisioning(path.namespaceId, path.workId)))
   })
-).pipe(Layer.provide(apiComputeDriver))
+)
