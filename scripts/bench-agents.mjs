@@ -29,7 +29,7 @@ import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { Credentials, make as makeClient } from "@svc/core/client"
 import { defaultInstallationConfig, InstallationConfiguration, ProcessConfiguration } from "@svc/core/config"
 import { Migrations } from "@svc/core/db"
-import { installRuntime, makeLocalCompute } from "@svc/core/drivers/compute"
+import { ComputeDriver, installRuntime, makeLocalCompute } from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import { httpPipeline } from "@svc/core/http"
@@ -284,7 +284,8 @@ const main = async () => {
       quiet,
       Layer.succeed(InstallationConfiguration, defaultInstallationConfig),
       Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir }),
-      builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(secretKey)) })
+      builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(secretKey)) }),
+      Layer.succeed(ComputeDriver, makeLocalCompute(dataDir, { runtimeRoot: runtimeDir }))
     )
     const apiApp = httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }).pipe(
       Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),

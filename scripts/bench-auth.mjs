@@ -29,6 +29,8 @@ import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-
 import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, decide, digestOf, Installation, newOpaqueId, newToken } from "@svc/core/iam"
 import autocannon from "autocannon"
+import { layerLocal } from "@svc/core/drivers/compute"
+import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
@@ -161,6 +163,10 @@ const fullStack = async (url, port) => {
     Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),
     Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: BASE_URL, production: false }))),
     Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
+    // A throwaway key: the bench's database is dropped after the run. No Agent runs: an empty
+    // local Compute host.
+    Layer.provide(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(crypto.randomBytes(32))) })),
+    Layer.provide(layerLocal(scratchDir("svc-bench-auth-compute-"))),
     Layer.provide(database),
     // Quiet: autocannon ends runs by closing sockets mid-request, which the server logs (499).
     // Failures still count: any non-2xx or socket error fails the run.

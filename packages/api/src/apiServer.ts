@@ -15,20 +15,18 @@ import { InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
-import { Agents, AgentsLive, apiComputeDriver, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
+import { Agents, AgentsLive, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
-import { secretDriverFromConfiguration } from "@svc/core/drivers/secret"
 import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
-import * as Compute from "@svc/core/drivers/compute"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
  * queue their reconciliation in the durable outbox; the Agents services read or write live
- * through the Compute Driver the API uses (`apiComputeDriver`).
+ * through the Compute Driver main.ts selects.
  */
 const FeatureServicesLive = Layer.mergeAll(
   Health.Default,
@@ -45,21 +43,20 @@ const FeatureServicesLive = Layer.mergeAll(
   Provisioning.Default,
   Workspace.Default,
   Diagnostics.Default
-).pipe(Layer.provide(apiComputeDriver))
+)
 
 /**
  * Every HTTP group of the service, wired, with the authentication middleware they share.
- * Needs an SqlClient and the AuthSettings.
+ * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
   Layer.provide(FeatureServicesLive),
-  Layer.provide(secretDriverFromConfiguration),
   Layer.provideMerge(AuthenticationLive)
 )
 
 /**
  * The API's pipeline with native admin on: requests for Agent hosts are dispatched to their
- * gateways before routing (SPEC 5.8). Needs a ComputeDriver besides what the API needs.
+ * gateways before routing (SPEC 5.8), which the ComputeDriver locates.
  */
 export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig) =>
   Layer.unwrapEffect(
@@ -67,13 +64,13 @@ export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdmi
   )
 
 /**
- * The API's pipeline for an Installation: with native admin on, with the Compute Driver the
- * Installation selects (it only locates gateways; the worker runs them). Off: the plain API.
+ * The API's pipeline for an Installation: with native admin on, dispatching to gateways;
+ * off, the plain API.
  */
 const apiPipeline = (options: ServerOptions) => {
   const nativeAdmin = options.installation?.nativeAdmin
   return nativeAdmin?.enabled === true
-    ? nativeAdminPipeline(options, nativeAdmin).pipe(Layer.provide(Compute.layerFromConfiguration))
+    ? nativeAdminPipeline(options, nativeAdmin)
     : httpPipeline(SvcApi, ApiGroupsLive, options)
 }
 
@@ -83,8 +80,9 @@ const logListening = Layer.effectDiscard(
 )
 
 /**
- * The API server of the service: needs an SqlClient and the ProcessConfiguration (SVC_BASE_URL
- * for external sign-in, `ExternalSignInSettings.fromConfiguration`).
+ * The API server of the service: needs an SqlClient, the ProcessConfiguration (SVC_BASE_URL
+ * for external sign-in, `ExternalSignInSettings.fromConfiguration`), and the Secret and Compute
+ * Drivers its main.ts selects.
  */
 export const ApiServerLive = (options: ServerOptions) =>
   Layer.merge(apiPipeline(options), logListening).pipe(

@@ -3,7 +3,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
-import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { processLayer, requireDatabaseUrl, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { Effect, Layer } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { serverOptions } from "./serverOptions.js"
@@ -12,7 +12,9 @@ const ApiProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* startupConfig
     const url = yield* requireDatabaseUrl(config, "api")
+    const drivers = yield* selectDrivers(config)
     return ApiServerLive(serverOptions(config)).pipe(
+      Layer.provide(drivers),
       Layer.provide(databaseLayer({ url, applicationName: "svc-api" })),
       Layer.provide(processLayer(config))
     )

@@ -8,7 +8,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer, Migrations } from "@svc/core/db"
 import { loadOrExit } from "@svc/core/config"
-import { processLayer, startupConfig } from "@svc/core/runtime"
+import { processLayer, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { WorkOutboxLive } from "@svc/core/work"
 import { RuntimeOnDemandLive, WorkerConfig, WorkerLive } from "@svc/worker"
 import { KnownSecrets } from "@svc/core/observability"
@@ -23,6 +23,8 @@ const AllInOne = Layer.unwrapScoped(
   Effect.gen(function* () {
     const config = yield* startupConfig
     const workerOptions = yield* loadOrExit(WorkerConfig)
+    // One of each Driver for both halves: what the API seals, the worker reveals.
+    const drivers = yield* selectDrivers(config)
     const base = processLayer(config)
     const url = yield* Option.match(config.process.databaseUrl, {
       onSome: Effect.succeed,
@@ -50,6 +52,7 @@ const AllInOne = Layer.unwrapScoped(
     )
     return ready.pipe(
       Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive(workerOptions), RuntimeOnDemandLive)),
+      Layer.provide(drivers),
       Layer.provide(bootstrap),
       Layer.provide(migrate),
       Layer.provideMerge(database),

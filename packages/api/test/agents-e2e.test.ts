@@ -22,7 +22,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../../testing/fak
 import { until } from "../../../testing/poll.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { apiTestLayerWith, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-e2e-good-5f1c9a7e3b"
@@ -43,7 +43,8 @@ afterAll(async () => {
 
 // The API and the worker share the process configuration (data dir, runtime) and the Secret key.
 const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provideMerge(apiTestLayer()),
+  Layer.provide(Compute.layerFromConfiguration),
+  Layer.provideMerge(apiTestLayerWith(Compute.layerFromConfiguration)),
   Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
   Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),

@@ -15,11 +15,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
+import * as Compute from "@svc/core/drivers/compute"
 import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, seedNamespace, send, TIMESTAMP, until, withKey } from "./support/iamServer.js"
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-api-provision-"))
 
 const withWorker = WorkerLive({ pollInterval: Duration.millis(100) }).pipe(
+  Layer.provide(Compute.layerFromConfiguration),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir } as LoadedProcessConfig)),
   Layer.provideMerge(apiTestLayer())

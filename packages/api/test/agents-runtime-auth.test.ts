@@ -18,7 +18,7 @@ import { type FakeModelServer, startFakeModelServer } from "../../../testing/fak
 import { testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { until } from "../../../testing/poll.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, seedAdmin, send } from "./support/iamServer.js"
+import { apiTestLayerWith, expectData, seedAdmin, send } from "./support/iamServer.js"
 
 const HOST_KEY = "sk-host-env-7d3a1f9b"
 const VARIABLE = "FAKE_HOST_MODEL_KEY"
@@ -40,7 +40,8 @@ afterAll(async () => {
 const processConfig = { dataDir, runtimeDir: testRuntimeRoot(), gatewayHostEnvironment: [VARIABLE, "FAKE_UNSET_VARIABLE"] }
 
 const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provideMerge(apiTestLayer()),
+  Layer.provide(Compute.layerFromConfiguration),
+  Layer.provideMerge(apiTestLayerWith(Compute.layerFromConfiguration)),
   Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provideMerge(Layer.succeed(ProcessConfiguration, processConfig as unknown as LoadedProcessConfig)),
   Layer.provideMerge(LogCapture.layer)

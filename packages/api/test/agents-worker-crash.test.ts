@@ -33,6 +33,7 @@ import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing
 import { svc, type SvcProcess } from "../../../testing/process.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { unavailableCompute } from "../../../testing/drivers.js"
 import { setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-crash-good-7a1d3c9e"
@@ -111,6 +112,7 @@ const kill = (worker: SvcProcess) =>
   Effect.promise(() => worker.stop("SIGKILL")).pipe(Effect.tap((exit) => expect(exit.signal).toBe("SIGKILL")))
 
 const layer = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+  Layer.provide(unavailableCompute),
   Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(secretKey)) })),

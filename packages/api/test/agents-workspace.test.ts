@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
+import * as Compute from "@svc/core/drivers/compute"
 import { agentLayout, namespaceDirectory } from "@svc/core/drivers/compute"
 import { BuiltinRoles } from "@svc/core/iam"
 import { RevisionId } from "@svc/core/schema"
@@ -16,11 +17,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { call as rawCall, TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send, TIMESTAMP, withKey } from "./support/iamServer.js"
+import { apiTestLayerWith, expectData, expectError, seedAdmin, seedNamespace, send, TIMESTAMP, withKey } from "./support/iamServer.js"
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-workspace-"))
 
-const layer = apiTestLayer().pipe(
+const layer = apiTestLayerWith(Compute.layerFromConfiguration).pipe(
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: path.join(dataDir, "no-runtime") } as unknown as LoadedProcessConfig)),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig))
 )

@@ -8,6 +8,7 @@ import { HttpServer } from "@effect/platform"
 import { ApiGroupsLive, AuthSettings, listen, SvcApi } from "@svc/api"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { httpPipeline } from "@svc/core/http"
+import { testSecretDriver, unavailableCompute } from "../../../testing/drivers.js"
 import { Effect, Layer } from "effect"
 import * as net from "node:net"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
@@ -24,6 +25,7 @@ const address = Layer.effect(
 /** The API server as production listens (the same `listen`), on a free loopback port. */
 const layer = Layer.merge(httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }), address).pipe(
   Layer.provide(listen({ host: "127.0.0.1", port: 0 })),
+  Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
   Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provide(migratedDatabaseLayer)

@@ -12,6 +12,7 @@ import { serveForTest, TestServer } from "../../../testing/server.js"
 import { enrolled, sessionsOf } from "./support/externalSignInServer.js"
 import { MockOAuthProvider } from "./support/oauthProvider.js"
 import { authorize, callback, CookieJar, result, start } from "./support/signInFlow.js"
+import { testSecretDriver, unavailableCompute } from "../../../testing/drivers.js"
 
 const BASE_URL = "https://svc.example.com"
 const origin = { origin: BASE_URL }
@@ -20,6 +21,7 @@ const app = Layer.unwrapEffect(
   Effect.map(MockOAuthProvider, (provider) => {
     const providers = { idprovider: provider.config() }
     return serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 })).pipe(
+      Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
       Layer.provide(Layer.succeed(ExternalSignInSettings, ExternalSignInSettings.make({ baseUrl: BASE_URL, providers }))),
       Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: BASE_URL, production: true }))),
       Layer.provide(Layer.succeed(InstallationConfiguration, { ...defaultInstallationConfig, providers }))

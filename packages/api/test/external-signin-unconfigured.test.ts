@@ -11,9 +11,11 @@ import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
 import { auth, expectError, expectFailedCallback } from "./support/externalSignInServer.js"
 import { callback, CookieJar, ORIGIN, type Provider, result, start } from "./support/signInFlow.js"
+import { testSecretDriver, unavailableCompute } from "../../../testing/drivers.js"
 
 describe("external sign-in without configured providers", () => {
   const unconfigured = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+    Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
     Layer.provide(Layer.succeed(ExternalSignInSettings, ExternalSignInSettings.make({ baseUrl: ORIGIN, providers: {} }))),
     Layer.provide(Layer.succeed(AuthSettings, auth)),
     Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),

@@ -16,6 +16,8 @@ import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { expectError } from "./support/externalSignInServer.js"
 import { MockOAuthProvider } from "./support/oauthProvider.js"
 import { CookieJar, start } from "./support/signInFlow.js"
+import { testSecretDriver } from "../../../testing/drivers.js"
+import * as Compute from "@svc/core/drivers/compute"
 
 const BASE_URL = "https://svc.example.com"
 
@@ -54,7 +56,10 @@ const processLike = Layer.unwrapScoped(
       Effect.orDie
     )
     return Layer.merge(
-      ApiServerLive(serverOptions(config)).pipe(Layer.provide(startupConfigLayer(config))),
+      ApiServerLive(serverOptions(config)).pipe(
+        Layer.provide(Layer.merge(testSecretDriver, Compute.layerFromConfiguration)),
+        Layer.provide(startupConfigLayer(config))
+      ),
       Layer.succeed(Listening, { baseUrl: `http://127.0.0.1:${port}` })
     )
   })

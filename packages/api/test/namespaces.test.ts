@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
+import * as Compute from "@svc/core/drivers/compute"
 import { namespaceDirectory } from "@svc/core/drivers/compute"
 import { BuiltinRoles } from "@svc/core/iam"
 import { NamespaceId } from "@svc/core/schema"
@@ -27,6 +28,7 @@ const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-api-ns-"))
 
 // The API and the REAL worker engine (WorkerLive: its driver chosen from the configuration).
 const layer = WorkerLive({ pollInterval: Duration.millis(100) }).pipe(
+  Layer.provide(Compute.layerFromConfiguration),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir } as LoadedProcessConfig)),
   Layer.provideMerge(apiTestLayer())

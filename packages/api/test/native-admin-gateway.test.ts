@@ -50,6 +50,7 @@ const api = serveForTest(nativeAdminPipeline({ development: true, maxBodyBytes: 
 )
 
 const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
+  Layer.provide(Compute.layerFromConfiguration),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
   Layer.provideMerge(api),

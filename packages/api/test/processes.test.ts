@@ -180,7 +180,9 @@ describe("configuration errors", () => {
     ["worker", {}, /DATABASE_URL: .*required by svc worker/],
     ["migrate", {}, /DATABASE_URL: .*required by svc migrate/],
     ["start", { SVC_ENV: "staging" }, /SVC_ENV/],
-    ["api", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /SVC_AUTH_SECRET/]
+    ["api", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /SVC_AUTH_SECRET/],
+    // The Secret Driver has no key: the worker stops instead of sealing with a random one.
+    ["worker", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", SVC_AUTH_SECRET: "a".repeat(32) }, /SVC_SECRET_KEY/]
   ]
   for (const [command, env, pattern] of cases) {
     it(`svc ${command} with ${JSON.stringify(env)} exits 78 naming the variable`, async () => {

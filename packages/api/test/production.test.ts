@@ -5,10 +5,12 @@ import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { call, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
+import { testSecretDriver, unavailableCompute } from "../../../testing/drivers.js"
 
 // A file of its own: HttpApi's router layer is memoized per test file.
 // Every group of the API (the skeleton's paths are checked among them).
 const groups = ApiGroupsLive.pipe(
+  Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
   Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig))
 )

@@ -19,11 +19,13 @@ import {
   signedInSession
 } from "../../../testing/identity.js"
 import { call, LogCapture, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
+import { testSecretDriver, unavailableCompute } from "../../../testing/drivers.js"
 
 const ORIGIN = "http://127.0.0.1:8080"
 const settings = AuthSettings.from({ baseUrl: ORIGIN, production: false })
 
 const app = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+  Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
   Layer.provide(Layer.succeed(AuthSettings, settings)),
   // Other groups of the API read the Installation configuration.
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),

@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
 import { loadOrExit } from "@svc/core/config"
-import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { processLayer, requireDatabaseUrl, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { Effect, Layer } from "effect"
 import { WorkerConfig } from "./settings.js"
 import { WorkerLive } from "./worker.js"
@@ -15,7 +15,9 @@ const WorkerProcess = Layer.unwrapEffect(
     const config = yield* startupConfig
     const url = yield* requireDatabaseUrl(config, "worker")
     const options = yield* loadOrExit(WorkerConfig)
+    const drivers = yield* selectDrivers(config)
     return WorkerLive(options).pipe(
+      Layer.provide(drivers),
       Layer.provide(databaseLayer({ url, applicationName: "svc-worker" })),
       Layer.provide(processLayer(config))
     )

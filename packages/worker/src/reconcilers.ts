@@ -6,6 +6,6 @@ import { NamespaceReconcilersLive } from "./namespaces/reconcilers.js"
 /**
  * The reconcilers this worker runs, one `WorkHandler.layer` per kind of work. Capabilities add
  * theirs here as they land (Namespace provisioning, deployments, ...). They need the Drivers
- * (`ComputeDriver`, `SecretDriver`), which `WorkerLive` selects from the Installation configuration.
+ * (`ComputeDriver`, `SecretDriver`), which the process's main.ts selects from its configuration.
  */
 export const ReconcilersLive = Layer.mergeAll(NamespaceReconcilersLive, AgentReconcilersLive, AgentProvisionLive)

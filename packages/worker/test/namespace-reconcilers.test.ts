@@ -24,7 +24,7 @@ const namespaceRow = (id: string) =>
 const mode = (p: string) => Effect.promise(() => fs.stat(p)).pipe(Effect.map((s) => s.mode & 0o777))
 const exists = (p: string) => Effect.promise(() => fs.stat(p).then(() => true, () => false))
 
-// The driver is chosen from the Installation configuration, as WorkerLive does.
+// The driver is chosen from the Installation configuration, as the worker's main.ts does.
 const SelectedCompute = Compute.layerFromConfiguration.pipe(
   Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
   Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir } as LoadedProcessConfig))

@@ -1,5 +1,4 @@
 export { AgentsApi } from "@svc/core/api"
-export { apiComputeDriver } from "./compute.js"
 export { Deployments } from "./deployments.js"
 export { Diagnostics } from "./diagnostics.js"
 export { AgentsLive } from "./http.js"

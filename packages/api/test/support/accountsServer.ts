@@ -12,6 +12,7 @@ import { expect } from "vitest"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import { bindInstallationAdmin, createAccount, signedInSession } from "../../../../testing/identity.js"
 import { call, REQUEST_ID, serveForTest } from "../../../../testing/server.js"
+import { testSecretDriver, unavailableCompute } from "../../../../testing/drivers.js"
 
 export const ORIGIN = "http://127.0.0.1:8080"
 export const PRODUCTION_ORIGIN = "https://svc.example.test"
@@ -51,6 +52,7 @@ export const settingsFor = (options: AppOptions = {}) =>
 
 export const accountsTestLayer = (options: AppOptions = {}) =>
   serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+    Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
     Layer.provide(Layer.succeed(AuthSettings, settingsFor(options))),
     Layer.provide(Layer.succeed(
       InstallationConfiguration,

@@ -17,6 +17,7 @@ import { createServer } from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
+import { testSecretDriver, unavailableCompute } from "../../../../testing/drivers.js"
 import { TestServer } from "../../../../testing/server.js"
 import { BootstrapReposLive, runBootstrap } from "../../src/bootstrap/initializer.js"
 
@@ -44,6 +45,7 @@ export const clientServerLayer = Layer.unwrapEffect(
     return httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 }).pipe(
       Layer.merge(Layer.succeed(TestServer, { baseUrl })),
       Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })),
+      Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
       Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl, production: false }))),
       Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
       // Provided layers are built first: the Installation exists before the server listens.

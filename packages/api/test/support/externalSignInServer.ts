@@ -15,6 +15,7 @@ import { createAccount } from "../../../../testing/identity.js"
 import { LogCapture, REQUEST_ID, serveForTest } from "../../../../testing/server.js"
 import { MockOAuthProvider } from "./oauthProvider.js"
 import { ORIGIN, type Provider, RECEIPT_COOKIE, SESSION_COOKIE } from "./signInFlow.js"
+import { testSecretDriver, unavailableCompute } from "../../../../testing/drivers.js"
 
 export const auth = AuthSettings.from({ baseUrl: ORIGIN, production: false })
 export const CONSOLE = `${ORIGIN}/console/`
@@ -28,6 +29,7 @@ export const externalSignInApp = Layer.unwrapEffect(
       idprovider: provider.config()
     }
     return serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+      Layer.provide(Layer.merge(testSecretDriver, unavailableCompute)),
       Layer.provide(Layer.succeed(ExternalSignInSettings, ExternalSignInSettings.make({ baseUrl: ORIGIN, providers }))),
       Layer.provide(Layer.succeed(AuthSettings, auth)),
       Layer.provide(Layer.succeed(InstallationConfiguration, { ...defaultInstallationConfig, providers }))

@@ -18,17 +18,29 @@ import {
   signedInSession
 } from "../../../../testing/identity.js"
 import { call, REQUEST_ID, serveForTest } from "../../../../testing/server.js"
+import { testSecretDriver, unavailableCompute } from "../../../../testing/drivers.js"
+import type { ComputeDriver } from "@svc/core/drivers/compute"
 
 export const ORIGIN = "http://127.0.0.1:8080"
 const settings = AuthSettings.from({ baseUrl: ORIGIN, production: false })
 
-/** The whole API over a fresh database; the SqlClient stays available to seed and inspect. */
-export const apiTestLayer = (installation: InstallationConfig = defaultInstallationConfig) =>
+/**
+ * The whole API over a fresh database, with the Compute Driver given (main.ts selects it from the
+ * configuration); the SqlClient and the Secret Driver stay available to seed, inspect, and share
+ * with a worker.
+ */
+export const apiTestLayerWith = <R>(compute: Layer.Layer<ComputeDriver, never, R>, installation: InstallationConfig = defaultInstallationConfig) =>
   serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+    Layer.provide(compute),
+    Layer.provideMerge(testSecretDriver),
     Layer.provide(Layer.succeed(AuthSettings, settings)),
     Layer.provide(Layer.succeed(InstallationConfiguration, installation)),
     Layer.provideMerge(migratedDatabaseLayer)
   )
+
+/** The whole API without a Compute host (live Agent operations answer 503). */
+export const apiTestLayer = (installation: InstallationConfig = defaultInstallationConfig) =>
+  apiTestLayerWith(unavailableCompute, installation)
 
 export type Headers = Record<string, string>
 

@@ -14,6 +14,7 @@ import { WebSocketServer } from "ws"
 import * as os from "node:os"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import { serveForTest } from "../../../../testing/server.js"
+import { testSecretDriver } from "../../../../testing/drivers.js"
 
 export const CONSOLE_ORIGIN = "http://console.example.test:8080"
 export const NATIVE_ADMIN: NativeAdminConfig = { enabled: true, agentHostSuffix: "agents.example.test", cookieDomain: "example.test" }
@@ -132,6 +133,7 @@ const recorderCompute = Layer.effect(
 export const nativeAdminTestLayer = serveForTest(
   nativeAdminPipeline({ development: true, maxBodyBytes: 448 * 1024 }, NATIVE_ADMIN)
 ).pipe(
+  Layer.provide(testSecretDriver),
   Layer.provide(recorderCompute),
   Layer.provideMerge(Recorder.layer),
   Layer.provide(Layer.succeed(AuthSettings, settings)),

@@ -6,7 +6,8 @@
  */
 import { Schema } from "effect"
 import { firstTooDeep } from "../http/jsonDepth.js"
-import { launchSettings, type StringRule } from "../schema/agentSettings.js"
+import type { StringRule } from "../schema/agentFieldRules.js"
+import { launchSettings } from "../schema/agentSettings.js"
 import { issueOf, keysOf, maxEntries } from "../schema/records.js"
 import { JsonValue } from "../schema/json.js"
 import { detailMessage } from "../schema/detailCodes.js"
@@ -22,9 +23,14 @@ export const PresetLimits = {
   variableDescription: 1024
 } as const
 
-/** A checked string, unless it holds `{{`: then the placeholder rules apply and rendering re-checks it. */
-export const templated: StringRule = (checked) =>
-  Schema.String.pipe(Schema.filter((s) => (isTemplated(s) ? true : issueOf(checked, s))))
+/**
+ * A checked string, unless it holds `{{`: then the placeholder rules apply and rendering re-checks
+ * it. Typed as the checked value (see `StringRule`): a template is only read by rendering.
+ */
+export const templated: StringRule = <A extends string, I extends string>(checked: Schema.Schema<A, I>) =>
+  Schema.String.pipe(
+    Schema.filter((s) => (isTemplated(s) ? true : issueOf(checked, s)))
+  ) as Schema.Schema<string> as unknown as Schema.Schema<A, I>
 
 export const VariableTypes = ["string", "number", "boolean", "password"] as const
 export type VariableType = (typeof VariableTypes)[number]

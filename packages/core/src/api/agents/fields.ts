@@ -6,22 +6,18 @@
  * `modelApiKey`, legacy `approvalMode` and category approvals) are refused.
  */
 import {
-  BoundedString,
+  AgentFieldRules,
   ConfigurationId,
-  CredentialSourceId,
   detailMessage,
   JsonObject,
   KeyedRecord,
   Limits,
-  LONE_SURROGATE,
   OneOf,
-  PatternString,
+  OpaqueToken,
   PluginId,
-  RequestBody,
-  ServiceAccountId
+  RequestBody
 } from "../../schema/index.js"
-import { Either, ParseResult, Predicate, Schema, SchemaAST } from "effect"
-import { BindingSource } from "../configurations/schemas.js"
+import { Either, ParseResult, Predicate, Schema } from "effect"
 import { ResourceName } from "../iam/schemas.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -30,64 +26,17 @@ import { ResourceName } from "../iam/schemas.js"
 /** SPEC 2.4: 1-200 chars, no leading or trailing whitespace, no control characters. */
 export const AgentName = ResourceName
 
-export const ExecutionMode = OneOf("embedded", "dedicated")
+export const ExecutionMode = AgentFieldRules.ExecutionMode
 export type ExecutionMode = typeof ExecutionMode.Type
 
-/**
- * A Backend ID, or null for none. Backend IDs are chosen by the operator in the Installation
- * configuration, which accepts any 1-200 characters without leading or trailing whitespace or
- * control characters; the request accepts exactly those (empty: INVALID_VALUE, longer: TOO_LONG,
- * otherwise malformed: INVALID_FORMAT, SPEC 7.3), so every configured Backend is addressable and a
- * well-formed but unknown ID is a 404, not a 400.
- */
-export const BackendIdField = Schema.NullOr(ResourceName)
+/** A Backend ID, or null for none (the rule and its reasons: `agentFieldRules`). */
+export const BackendIdField = AgentFieldRules.BackendId
 
 /** SPEC 2.4 / 2.5: a same-Namespace Secret, `{kind: secret, namespaceId, id}` (as bindings name one). */
-export const SecretSource = BindingSource
+export const SecretSource = AgentFieldRules.SecretSource
 
-/**
- * An opaque identifier chosen elsewhere (a chat user, a Driver's tool): `min`-`max` characters
- * without spaces, control characters or unpaired surrogates.
- */
-const OpaqueToken = (min: number, max: number) =>
-  BoundedString(min, max).pipe(
-    Schema.filter((s) => !/[\s\p{Cc}]/u.test(s) && !LONE_SURROGATE.test(s), {
-      message: detailMessage("INVALID_FORMAT", "must not contain spaces, control characters or unpaired surrogates")
-    })
-  )
-
-// ---------------------------------------------------------------------------------------------
-// harnessAuth (SPEC 2.5)
-
-const HarnessMethods = ["api_key", "direct_token", "provider_service_account", "credential_source", "runtime"] as const
-
-const HarnessAuthVariants = Schema.Union(
-  RequestBody({ method: Schema.Literal("api_key"), source: SecretSource }),
-  RequestBody({ method: Schema.Literal("direct_token"), source: SecretSource }),
-  RequestBody({ method: Schema.Literal("provider_service_account"), serviceAccountId: ServiceAccountId }),
-  RequestBody({ method: Schema.Literal("credential_source"), sourceId: CredentialSourceId }),
-  RequestBody({ method: Schema.Literal("runtime") })
-)
-
-/**
- * Checks `method` alone first. A union keyed by a literal reports an unknown key value as a type
- * mismatch (INVALID_TYPE) on a schema it builds on the fly, which no annotation reaches; this
- * probe reports it as INVALID_VALUE (or REQUIRED) at `/method`, and lets every other field
- * through for the variant of that method to judge (REQUIRED / UNKNOWN_FIELD at their pointers).
- */
-const HarnessMethodProbe = Schema.Struct(
-  { method: OneOf(...HarnessMethods) },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-)
-
-/**
- * One of the five bindings of SPEC 2.5, told apart by `method`. The JSON Schema (OpenAPI) is
- * that of the variants: the surrogate annotation stands in for the probe in front of them.
- */
-export const HarnessAuth = Schema.compose(HarnessMethodProbe, HarnessAuthVariants, { strict: false }).annotations({
-  identifier: "HarnessAuth",
-  [SchemaAST.SurrogateAnnotationId]: HarnessAuthVariants.ast
-})
+/** One of the five bindings of SPEC 2.5, told apart by `method` (SPEC 2.5). */
+export const HarnessAuth = AgentFieldRules.HarnessAuth
 export type HarnessAuth = typeof HarnessAuth.Type
 
 // ---------------------------------------------------------------------------------------------
@@ -112,17 +61,10 @@ export type ApprovalMode = typeof ApprovalMode.Type
 export const Reviewer = OneOf("human", "auto")
 export type Reviewer = typeof Reviewer.Type
 
-export const ChannelApprover = RequestBody({
-  channel: PatternString(/^[a-z][a-z0-9_-]*$/, Limits.pluginApproverChannel.max),
-  id: OpaqueToken(Limits.pluginApproverId.min, Limits.pluginApproverId.max)
-}).annotations({ identifier: "ChannelApprover" })
+export const ChannelApprover = AgentFieldRules.ChannelApprover
 export type ChannelApprover = typeof ChannelApprover.Type
 
-export const PluginApprovers = Schema.Array(ChannelApprover).pipe(
-  Schema.maxItems(Limits.pluginApprovers, {
-    message: detailMessage("TOO_LONG", `at most ${Limits.pluginApprovers} approvers`)
-  })
-)
+export const PluginApprovers = AgentFieldRules.PluginApprovers
 
 /** PATCH: omission preserves, `null` restores legacy routing, `[]` denies chat approval. */
 export const NullablePluginApprovers = Schema.NullOr(PluginApprovers)
@@ -160,55 +102,19 @@ export type Plugins = typeof Plugins.Type
 // ---------------------------------------------------------------------------------------------
 // Repositories (SPEC 2.4)
 
-export const RepositoryRef = PatternString(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, Limits.repositoryReference.max)
-export const RepositoryProfile = PatternString(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, Limits.repositoryProfile.max)
+export const RepositoryRef = AgentFieldRules.RepositoryRef
+export const RepositoryProfile = AgentFieldRules.RepositoryProfile
 
-const RepositoryBinding = RequestBody({
-  repositoryRef: RepositoryRef,
-  profile: Schema.optionalWith(RepositoryProfile, { exact: true })
-})
-
-/** Up to 16 bindings whose references are unique (a repeat: INVALID_VALUE at its reference). */
-const RepositoryList = Schema.Array(RepositoryBinding).pipe(
-  Schema.maxItems(Limits.repositoryBindingsPerAgent, {
-    message: detailMessage("TOO_LONG", `at most ${Limits.repositoryBindingsPerAgent} repositories`)
-  }),
-  Schema.filter((bindings) =>
-    bindings.flatMap((binding, index) =>
-      bindings.findIndex((other) => other.repositoryRef === binding.repositoryRef) < index
-        ? [{ path: [index, "repositoryRef"], message: detailMessage("INVALID_VALUE", "repeats an earlier reference")() }]
-        : []
-    )
-  )
-)
-
-export const RepositoryBindings = RepositoryList.annotations({ identifier: "RepositoryBindings" })
+export const RepositoryBindings = AgentFieldRules.RepositoryList.annotations({ identifier: "RepositoryBindings" })
 export type RepositoryBindings = typeof RepositoryBindings.Type
 
-export const RepositoryAccess = RequestBody({
-  defaultProfile: RepositoryProfile,
-  repositories: RepositoryList
-}).annotations({ identifier: "RepositoryAccess" })
+export const RepositoryAccess = AgentFieldRules.RepositoryAccess
 export type RepositoryAccess = typeof RepositoryAccess.Type
 
 // ---------------------------------------------------------------------------------------------
 // Create-only fields (SPEC 2.4)
 
-const InitialFileContent = Schema.String.pipe(
-  Schema.maxLength(Limits.initialWorkspaceFileChars, {
-    message: detailMessage("TOO_LONG", `must be at most ${Limits.initialWorkspaceFileChars} characters`)
-  }),
-  Schema.filter((s) => !s.includes("\u0000") && !LONE_SURROGATE.test(s), {
-    message: detailMessage("INVALID_VALUE", "must be Unicode text without NUL")
-  })
-)
-
-export const InitialWorkspaceFiles = RequestBody({
-  "AGENTS.md": Schema.optionalWith(InitialFileContent, { exact: true }),
-  "SOUL.md": Schema.optionalWith(InitialFileContent, { exact: true }),
-  "IDENTITY.md": Schema.optionalWith(InitialFileContent, { exact: true }),
-  "USER.md": Schema.optionalWith(InitialFileContent, { exact: true })
-}).annotations({ identifier: "InitialWorkspaceFiles" })
+export const InitialWorkspaceFiles = AgentFieldRules.InitialWorkspaceFiles
 export type InitialWorkspaceFiles = typeof InitialWorkspaceFiles.Type
 
 /** The SHA-256 identity of the workspace defaults the caller saw. */

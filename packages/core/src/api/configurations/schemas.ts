@@ -4,6 +4,7 @@
  * environment variables (`secretBindings`); model authentication is not a binding (`harnessAuth`).
  */
 import {
+  AgentFieldRules,
   ConfigurationId,
   detailMessage,
   EnvironmentRecord,
@@ -13,18 +14,14 @@ import {
   NamespaceId,
   OneOf,
   RequestBody,
-  SecretId,
   Timestamp
 } from "../../schema/index.js"
 import { Schema } from "effect"
 
 const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
 
-export const BindingSource = Schema.Struct({
-  kind: OneOf("secret"),
-  namespaceId: NamespaceId,
-  id: SecretId
-}).annotations({ ...strict, identifier: "SecretBindingSource" })
+/** The Secret a binding delivers: the same rule as an Agent's harness authentication source. */
+export const BindingSource = AgentFieldRules.SecretSource
 
 export const SecretBinding = Schema.Struct({
   source: BindingSource,

@@ -1,23 +1,31 @@
-import { Effect, Layer, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
-import { ProcessConfiguration } from "../../config/index.js"
+import { ConfigError, Effect, type Layer, type Redacted } from "effect"
+import type { InstallationConfig } from "../../config/index.js"
 import { builtinSecretDriverLayer } from "./builtin.js"
-import { SecretDriver } from "./driver.js"
+import type { SecretDriver } from "./driver.js"
+
+/** What the selection reads from a process's configuration. */
+export interface SecretDriverSettings {
+  readonly process: {
+    /** Loaded configurations always hold it; one put together by hand (a tool, a test) may not. */
+    readonly secrets?: { readonly secretKey?: Redacted.Redacted<Uint8Array> | undefined } | undefined
+    readonly previousSecretKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
+  }
+  readonly installation: Pick<InstallationConfig, "drivers">
+}
 
 /**
- * The Secret Driver a process uses: one already provided (tests), else the `builtin` driver over
- * `SVC_SECRET_KEY` and `SVC_SECRET_KEY_PREVIOUS` from the ProcessConfiguration (every real
- * process has one), else — only for in-process test servers without a process configuration —
- * the builtin driver over a random key that lives as long as the layer.
+ * The Secret Driver the Installation selects (`drivers.secret`; only `builtin` exists) over the
+ * process's keys, `SVC_SECRET_KEY` and `SVC_SECRET_KEY_PREVIOUS`. Each process's main.ts selects
+ * it (DESIGN §10) and stops with exit 78 on the failure (`loadOrExit`). Without a key there is no
+ * driver: never a random one, whose Secrets no other replica and no restart could reveal.
  */
-export const secretDriverFromConfiguration: Layer.Layer<SecretDriver> = Layer.unwrapEffect(
-  Effect.gen(function* () {
-    const provided = yield* Effect.serviceOption(SecretDriver)
-    if (Option.isSome(provided)) return Layer.succeed(SecretDriver, provided.value)
-    const config = yield* Effect.serviceOption(ProcessConfiguration)
-    if (Option.isSome(config) && config.value.secrets !== undefined) {
-      return builtinSecretDriverLayer({ current: config.value.secrets.secretKey, previous: config.value.previousSecretKeys ?? [] })
+export const selectSecretDriver = (settings: SecretDriverSettings): Effect.Effect<Layer.Layer<SecretDriver>, ConfigError.ConfigError> => {
+  switch (settings.installation.drivers.secret.id) {
+    case "builtin": {
+      const current = settings.process.secrets?.secretKey
+      return current === undefined
+        ? Effect.fail(ConfigError.MissingData(["SVC_SECRET_KEY"], "the builtin Secret Driver seals every Secret with this key"))
+        : Effect.succeed(builtinSecretDriverLayer({ current, previous: settings.process.previousSecretKeys ?? [] }))
     }
-    return builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })
-  })
-)
+  }
+}
