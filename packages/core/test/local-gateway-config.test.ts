@@ -23,7 +23,8 @@ describe("gateway configuration rendering", () => {
       discovery: { mdns: { mode: "off" } },
       models: { catalogRefresh: { enabled: false } },
       agents: { defaults: { workspace: enforced.workspace, heartbeat: { every: "0m" }, elevatedDefault: "off" } },
-      tools: { exec: { security: "deny" }, elevated: { enabled: false } },
+      tools: { exec: { security: "deny" }, elevated: { enabled: false }, fs: { workspaceOnly: true } },
+      env: { shellEnv: { enabled: false } },
       logging: { file: enforced.logFile }
     })
   })

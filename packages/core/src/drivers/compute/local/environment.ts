@@ -48,6 +48,8 @@ export const gatewayEnvironment = (input: GatewayEnvironmentInput): Record<strin
     OPENCLAW_DISABLE_BONJOUR: "1",
     OPENCLAW_OFFLINE: "1",
     OPENCLAW_NO_AUTO_UPDATE: "1",
+    // The rendered configuration is ours: the gateway's own config writers refuse to change it.
+    OPENCLAW_CONFIG_READONLY: "1",
     DO_NOT_TRACK: "1",
     NODE_DISABLE_COMPILE_CACHE: "1"
   }
