@@ -1,3 +1,3 @@
 export { InstallationApi } from "./api.js"
-export { backendsOf, capabilitiesOf } from "./capabilities.js"
+export { backendsOf, capabilitiesOf, diagnosticsOf } from "./capabilities.js"
 export { InstallationLive } from "./http.js"
