@@ -100,6 +100,33 @@ export const spawnGateway = async (input: {
   }
 }
 
+/**
+ * Runs a short command (launched like the gateway) with its output appended to the gateway's
+ * log, and waits for it (killed after `timeoutMs`). Used to explain a rejected configuration.
+ */
+export const runToLog = async (input: {
+  readonly launch: Launch
+  readonly layout: AgentLayout
+  readonly env: Record<string, string>
+  readonly timeoutMs: number
+}): Promise<void> => {
+  const log = await openLog(input.layout.logFile, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT)
+  try {
+    const child = spawn(input.launch.command, [...input.launch.args], {
+      cwd: input.layout.workspace,
+      env: input.env,
+      stdio: ["ignore", log.fd, log.fd],
+      timeout: input.timeoutMs
+    })
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve())
+      child.once("error", () => resolve())
+    })
+  } finally {
+    await log.close()
+  }
+}
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)

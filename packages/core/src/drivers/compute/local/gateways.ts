@@ -21,6 +21,7 @@ import {
   type GatewaySpec
 } from "../driver.js"
 import { type Confinement, detectConfinement, launchCommand, usesGatewayUsers } from "./confinement.js"
+import { explainRejectedConfig } from "./configValidation.js"
 import { gatewayEnvironment, secretNameProblem } from "./environment.js"
 import { renderGatewayConfig, serializeGatewayConfig } from "./gatewayConfig.js"
 import {
@@ -177,10 +178,17 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   }
 
   /** Waits for readiness and turns every way it can end into the driver's answer. */
-  const settleStart = (layout: AgentLayout, spec: GatewaySpec, record: GatewayRecord, exited: Effect.Effect<{ readonly code: number | null }>) =>
+  const settleStart = (
+    layout: AgentLayout,
+    spec: GatewaySpec,
+    record: GatewayRecord,
+    exited: Effect.Effect<{ readonly code: number | null }>,
+    explainRejection: Effect.Effect<void> = Effect.void
+  ) =>
     Effect.gen(function* () {
       const readiness = yield* awaitReady(record.port, { timeout: readinessTimeout, exited })
       if (readiness._tag === "Ready") return
+      if (readiness._tag === "Exited" && readiness.code === 78) yield* explainRejection
       const tail = yield* Effect.promise(() => logTail(layout))
       yield* Effect.logWarning("local compute: gateway did not become ready", {
         agentId: spec.agentId,
@@ -277,7 +285,8 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         const spawned = await spawnGateway({ launch, layout, port, env })
         const record: GatewayRecord = { pid: spawned.pid, port, revisionId: spec.revisionId, token, startedAt: new Date().toISOString() }
         await writeRecord(layout, record)
-        return { record, exited: spawned.exited, confinement: confinement.kind, user: owner?.name }
+        const explain = () => explainRejectedConfig({ confinement, runtime, layout, owner })
+        return { record, exited: spawned.exited, explain, confinement: confinement.kind, user: owner?.name }
       })
       yield* Effect.logInfo("local compute: gateway started", {
         agentId: spec.agentId,
@@ -286,7 +295,13 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         confinement: record.confinement,
         user: record.user
       })
-      yield* settleStart(layout, spec, record.record, Effect.promise(() => record.exited))
+      yield* settleStart(
+        layout,
+        spec,
+        record.record,
+        Effect.promise(() => record.exited),
+        Effect.promise(() => record.explain().catch(() => undefined))
+      )
       yield* probe(layout, spec, record.record)
     }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
