@@ -12,7 +12,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
+import { chatThroughGateway, type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { ensureTestRuntime, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 
 const KEY = "sk-confine-7f3a10"
@@ -164,14 +164,7 @@ describe.skipIf(!isRoot)("gateway confinement on a real OpenClaw gateway (servic
       expect(Number(visible.stdout.trim())).toBeLessThan(10)
 
       // The Agent still works: a chat completion through its gateway, answered by the fake model.
-      const answer = yield* Effect.promise(async () => {
-        const response = await fetch(`http://127.0.0.1:${alpha.port}/v1/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${alpha.token}`, "content-type": "application/json" },
-          body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content: "hello" }] })
-        })
-        return { status: response.status, body: (await response.json()) as { choices: Array<{ message: { content: string } }> } }
-      })
+      const answer = yield* Effect.promise(() => chatThroughGateway({ url: `http://127.0.0.1:${alpha.port}`, token: alpha.token }))
       expect(answer.status).toBe(200)
       expect(answer.body.choices[0]!.message.content).toBe(fake.reply)
 
