@@ -39,6 +39,28 @@ describe.skipIf(!isRoot)("gateway user lifecycle (root)", () => {
       await Compute.removeGatewayUser(name)
     }))
 
+  it.live("users whose Namespace directory is gone are orphans and are removed; others stay", () =>
+    Effect.promise(async () => {
+      const kept = await fs.mkdtemp("/tmp/svc-user-ns-")
+      const keptRoot = `${kept}/agents/agt_kept`
+      const goneRoot = `/tmp/svc-user-gone-${randomUUID()}/ns/agents/agt_gone`
+      const keptName = Compute.gatewayUserName(keptRoot)
+      const goneName = Compute.gatewayUserName(goneRoot)
+      try {
+        await Compute.ensureGatewayUser(keptName, keptRoot)
+        await Compute.ensureGatewayUser(goneName, goneRoot)
+        const removed = await Compute.removeOrphanGatewayUsers()
+        expect(removed).toContain(goneName)
+        expect(removed).not.toContain(keptName)
+        expect(await Compute.lookupGatewayUser(goneName)).toBeUndefined()
+        expect(await Compute.lookupGatewayUser(keptName)).toBeDefined()
+      } finally {
+        await Compute.removeGatewayUser(keptName)
+        await Compute.removeGatewayUser(goneName)
+        await fs.rm(kept, { recursive: true, force: true })
+      }
+    }))
+
   it.live("concurrent creation of one user yields one user", () =>
     Effect.promise(async () => {
       const name = Compute.gatewayUserName(`/tmp/svc-user-test/${randomUUID()}`)

@@ -21,7 +21,14 @@ export {
 export { clampExecPolicy, renderGatewayConfig, serializeGatewayConfig } from "./local/gatewayConfig.js"
 export { GatewayCodes, type LocalGatewayOptions } from "./local/gateways.js"
 export { gatewayArgv } from "./local/gatewayProcess.js"
-export { ensureGatewayUser, type GatewayUser, gatewayUserName, lookupGatewayUser, removeGatewayUser } from "./local/gatewayUser.js"
+export {
+  ensureGatewayUser,
+  type GatewayUser,
+  gatewayUserName,
+  lookupGatewayUser,
+  removeGatewayUser,
+  removeOrphanGatewayUsers
+} from "./local/gatewayUser.js"
 export { agentLayout, type AgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"

@@ -6,10 +6,14 @@
  * The name is derived from the Agent's directory (which holds the Agent id and the data dir), so
  * two services or test runs on one host with the same Agent ids never share a user, and a
  * restarted worker finds the same user again: `svc-a-` and 12 hex digits of a SHA-256 (18
- * characters; `useradd` allows 32).
+ * characters; `useradd` allows 32). The account's comment names the Agent's directory, so users
+ * whose Namespace directory is gone (a data dir removed without deleting its Agents, as tests
+ * do) can be found and removed (`removeOrphanGatewayUsers`).
  */
 import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
 import { promisify } from "node:util"
 
 const run = promisify(execFile)
@@ -44,18 +48,24 @@ export const lookupGatewayUser = async (name: string): Promise<GatewayUser | und
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+const COMMENT_PREFIX = "svc agent "
+
 /**
  * The user, created when missing. `useradd` holds a lock on the account files: two workers
  * creating users at once may see "cannot lock" (exit 10) or, for the same user, "exists" (exit
  * 9); both are retried by looking again.
  */
-export const ensureGatewayUser = async (name: string): Promise<GatewayUser> => {
+export const ensureGatewayUser = async (name: string, agentRoot?: string): Promise<GatewayUser> => {
   if (!NAME.test(name)) throw new Error("not a gateway user name")
+  // The account files separate fields with ":" and lines with newlines.
+  const comment = agentRoot !== undefined && !/[:\n]/.test(agentRoot) ? ["--comment", `${COMMENT_PREFIX}${agentRoot}`] : []
   for (let attempt = 0; ; attempt++) {
     const existing = await lookupGatewayUser(name)
     if (existing !== undefined) return existing
     try {
-      await run("useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name])
+      await run("useradd", [
+        "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", ...comment, name
+      ])
     } catch (error) {
       const code = exitCode(error)
       if ((code !== 9 && code !== 10) || attempt >= 20) throw error
@@ -78,4 +88,23 @@ export const removeGatewayUser = async (name: string): Promise<void> => {
       await sleep(100 + Math.floor(Math.random() * 200))
     }
   }
+}
+
+/**
+ * Removes every gateway user whose Agent's Namespace directory no longer exists; returns their
+ * names. Users are created only once that directory exists, so a starting gateway is never hit.
+ */
+export const removeOrphanGatewayUsers = async (): Promise<ReadonlyArray<string>> => {
+  const removed: Array<string> = []
+  const accounts = (await run("getent", ["passwd"])).stdout.split("\n")
+  for (const account of accounts) {
+    const [name, , , , comment] = account.split(":")
+    if (name === undefined || !NAME.test(name) || comment === undefined || !comment.startsWith(COMMENT_PREFIX)) continue
+    const namespaceDir = path.dirname(path.dirname(comment.slice(COMMENT_PREFIX.length)))
+    const exists = await fs.stat(namespaceDir).then(() => true, () => false)
+    if (exists) continue
+    await removeGatewayUser(name)
+    removed.push(name)
+  }
+  return removed
 }

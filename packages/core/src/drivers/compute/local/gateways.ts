@@ -123,7 +123,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
 
   /** The Agent's own user when gateways run as per-Agent users (created on demand). */
   const ownerOf = async (layout: AgentLayout): Promise<GatewayUser | undefined> =>
-    usesGatewayUsers(await confinementNow()) ? ensureGatewayUser(gatewayUserName(layout.root)) : undefined
+    usesGatewayUsers(await confinementNow()) ? ensureGatewayUser(gatewayUserName(layout.root), layout.root) : undefined
 
   const layoutOf = (ref: GatewayRef): Effect.Effect<AgentLayout, ComputeFailure> =>
     isSafeSegment(ref.agentId) && isSafeSegment(ref.namespaceId)
