@@ -29,6 +29,18 @@ export const gatewayUserName = (agentRoot: string): string =>
 
 const NAME = /^svc-a-[0-9a-f]{12}$/
 
+/**
+ * `useradd` and `userdel` run one at a time on this host, under our own lock: measured in a
+ * container, concurrent `useradd`s each succeeded and the last rename of /etc/passwd won, so a
+ * created user vanished again (and its uid could later be handed to another Agent).
+ */
+// In /run (root-only), not the world-writable /run/lock, where anyone could hold the lock.
+const ACCOUNT_LOCK = "/run/svc-gateway-users.lock"
+const lockedAccounts = async (command: string, args: ReadonlyArray<string>) => {
+  const lock = await fs.stat(path.dirname(ACCOUNT_LOCK)).then(() => ACCOUNT_LOCK, () => "/etc/.svc-gateway-users.lock")
+  return run("flock", ["--exclusive", "--timeout", "60", lock, command, ...args])
+}
+
 const exitCode = (error: unknown): number | undefined => {
   const code = (error as { code?: unknown }).code
   return typeof code === "number" ? code : undefined
@@ -63,7 +75,7 @@ export const ensureGatewayUser = async (name: string, agentRoot?: string): Promi
     const existing = await lookupGatewayUser(name)
     if (existing !== undefined) return existing
     try {
-      await run("useradd", [
+      await lockedAccounts("useradd", [
         "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", ...comment, name
       ])
     } catch (error) {
@@ -79,7 +91,7 @@ export const removeGatewayUser = async (name: string): Promise<void> => {
   if (!NAME.test(name)) throw new Error("not a gateway user name")
   for (let attempt = 0; ; attempt++) {
     try {
-      await run("userdel", [name])
+      await lockedAccounts("userdel", [name])
       return
     } catch (error) {
       const code = exitCode(error)
