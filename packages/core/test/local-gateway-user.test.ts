@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Compute from "@svc/core/drivers/compute"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 
@@ -119,5 +120,48 @@ describe("the gateway launch", () => {
       const confinement = await Compute.detectConfinement()
       expect(["bubblewrap", "pid-namespace"]).toContain(confinement.kind)
       expect(await Compute.detectConfinement(1000)).toEqual({ kind: "shared-user" })
+    }))
+})
+
+describe.skipIf(!isRoot)("the pid-namespace fallback (root without bubblewrap)", () => {
+  it.live("the Agent's user writes its workspace and reads the runtime, but not the data dir, its listing or another Agent; no other process is visible", () =>
+    Effect.promise(async () => {
+      const data = await fs.mkdtemp("/tmp/svc-fallback-")
+      const runtimeDirectory = await fs.mkdtemp("/tmp/svc-fallback-runtime-")
+      await fs.chmod(runtimeDirectory, 0o755)
+      await fs.writeFile(`${runtimeDirectory}/entry.mjs`, "", { mode: 0o644 })
+      await fs.writeFile(`${data}/secret-key`, "service-private", { mode: 0o600 })
+      const namespaceDir = `${data}/namespaces/ns_1`
+      await fs.mkdir(namespaceDir, { recursive: true, mode: 0o700 })
+      const own = Compute.agentLayout(namespaceDir, "agt_own")
+      const other = Compute.agentLayout(namespaceDir, "agt_other")
+      const user = await Compute.ensureGatewayUser(Compute.gatewayUserName(own.root), own.root)
+      const otherUser = await Compute.ensureGatewayUser(Compute.gatewayUserName(other.root), other.root)
+      try {
+        // As the driver does: the tree, then search (never read) on the parents.
+        await Compute.prepareAgentLayout(own, user)
+        await Compute.prepareAgentLayout(other, otherUser)
+        await fs.writeFile(`${other.workspace}/USER.md`, "other-private", { mode: 0o600 })
+        await Compute.makeTraversable(`${namespaceDir}/agents`)
+        await Compute.makeTraversable(runtimeDirectory)
+        const confinement: Compute.Confinement = { kind: "pid-namespace", unshare: "/usr/bin/unshare", setpriv: "/usr/bin/setpriv" }
+        const run = async (script: string) => {
+          const launch = await Compute.launchCommand(confinement, { runtimeDirectory, agentRoot: own.root, workspace: own.workspace, user }, ["/bin/sh", "-c", `${script} 2>/dev/null`])
+          const result = spawnSync(launch.command, [...launch.args], { cwd: own.workspace, encoding: "utf8" })
+          return { status: result.status, stdout: result.stdout.trim() }
+        }
+        expect(await run("id -u")).toEqual({ status: 0, stdout: String(user.uid) })
+        expect(await run(`touch ${own.workspace}/ok && cat ${runtimeDirectory}/entry.mjs && echo ok`)).toEqual({ status: 0, stdout: "ok" })
+        for (const script of [`cat ${data}/secret-key`, `ls ${data}`, `ls ${namespaceDir}/agents`, `cat ${other.workspace}/USER.md`, `ls ${other.state}`, `cat ${own.processFile}`]) {
+          expect(await run(script), script).toMatchObject({ stdout: "" })
+          expect((await run(script)).status, script).not.toBe(0)
+        }
+        expect(Number((await run("ls /proc | grep -c '^[0-9]'")).stdout)).toBeLessThan(5)
+      } finally {
+        await fs.rm(data, { recursive: true, force: true })
+        await fs.rm(runtimeDirectory, { recursive: true, force: true })
+        await Compute.removeGatewayUser(user.name)
+        await Compute.removeGatewayUser(otherUser.name)
+      }
     }))
 })

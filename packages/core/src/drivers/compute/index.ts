@@ -29,7 +29,7 @@ export {
   removeGatewayUser,
   removeOrphanGatewayUsers
 } from "./local/gatewayUser.js"
-export { agentLayout, type AgentLayout } from "./local/layout.js"
+export { agentLayout, type AgentLayout, makeTraversable, prepareAgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {

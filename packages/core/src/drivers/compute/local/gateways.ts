@@ -247,12 +247,12 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       const record = yield* host("spawn", spec, async () => {
         const confinement = await confinementNow()
         const owner = await ownerOf(layout)
+        await prepareAgentLayout(layout, owner)
         if (confinement.kind === "pid-namespace") {
           // No mount namespace hides the way: the user needs search (never read) on the parents.
           await makeTraversable(path.dirname(layout.root))
           await makeTraversable(runtime.directory)
         }
-        await prepareAgentLayout(layout, owner)
         for (const [name, content] of Object.entries(spec.initialFiles ?? {})) {
           const file = workspaceFile(layout.workspace, name)
           if (file !== undefined) await writeWorkspace(layout.workspace, file, new TextEncoder().encode(content), owner)
