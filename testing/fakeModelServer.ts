@@ -115,3 +115,13 @@ export const startFakeModelServer = async (options: FakeModelOptions): Promise<F
       })
   }
 }
+
+/** One chat completion through a gateway's OpenAI-compatible endpoint, with its token. */
+export const chatThroughGateway = async (gateway: { readonly url: string; readonly token: string }, content = "hello") => {
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${gateway.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content }] })
+  })
+  return { status: response.status, body: (await response.json()) as { choices: Array<{ message: { content: string } }> } }
+}

@@ -5,6 +5,7 @@
  * minute on a fresh machine, then reused from its cache directory), so the real-gateway test
  * files never race to install it.
  */
+import { removeOrphanGatewayUsers } from "@svc/core/drivers/compute"
 import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
@@ -16,13 +17,21 @@ declare module "vitest" {
   }
 }
 
+/**
+ * As root, every Agent gets a Unix user that only its deletion removes; test files remove their
+ * data dirs without deleting every Agent, so the users they leave are removed after the run.
+ */
+const removeTestGatewayUsers = async () => {
+  if (process.getuid?.() === 0) await removeOrphanGatewayUsers()
+}
+
 export default async function setup(project: TestProject) {
   const runtime = ensureTestRuntime()
   const external = process.env.TEST_DATABASE_URL
   if (external) {
     project.provide("pgAdminUrl", external)
     await runtime
-    return
+    return removeTestGatewayUsers
   }
   const dir = scratchDir("svc-test-pg-")
   const [pg] = await Promise.all([startEmbeddedPostgres({ dir, ephemeral: true }), runtime])
@@ -30,5 +39,6 @@ export default async function setup(project: TestProject) {
   return async () => {
     await pg.stop()
     fs.rmSync(dir, { recursive: true, force: true })
+    await removeTestGatewayUsers()
   }
 }

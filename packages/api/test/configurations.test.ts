@@ -197,6 +197,52 @@ describe("Configurations", () => {
         ])
       }))
 
+    it.effect("values that name a host path or set a reserved variable are 400 INVALID_VALUE with pointers, on create and PATCH", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("cfg-paths@example.com")
+        const ns = yield* seedNamespace("cfg-paths")
+        const before = yield* counts
+        const post = (values: unknown) => send(baseUrl, "POST", `/namespaces/${ns}/configurations`, admin.headers, { kind: "agent", values })
+        expectError(yield* post({
+          plugins: { load: { paths: ["/srv/plugins"] } },
+          logging: { file: "/var/log/x.log", level: "info" },
+          agents: { defaults: { workspace: "/", repoRoot: "/srv" }, entries: { main: { agentDir: "/root", memory: { search: { extraPaths: ["/etc"] } } } } },
+          skills: { load: { extraDirs: ["/opt"] } },
+          session: { store: "/tmp/sessions.json" },
+          channels: { telegram: { tokenFile: "/run/secrets/t" } },
+          env: { vars: { OPENCLAW_CONFIG_READONLY: "0", GREETING: "hi" } }
+        }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/values/plugins/load/paths" },
+          { code: "INVALID_VALUE", path: "/values/logging/file" },
+          { code: "INVALID_VALUE", path: "/values/agents/defaults/workspace" },
+          { code: "INVALID_VALUE", path: "/values/agents/defaults/repoRoot" },
+          { code: "INVALID_VALUE", path: "/values/agents/entries/main/agentDir" },
+          { code: "INVALID_VALUE", path: "/values/agents/entries/main/memory/search/extraPaths" },
+          { code: "INVALID_VALUE", path: "/values/skills/load/extraDirs" },
+          { code: "INVALID_VALUE", path: "/values/session/store" },
+          { code: "INVALID_VALUE", path: "/values/channels/telegram/tokenFile" },
+          { code: "INVALID_VALUE", path: "/values/env/vars/OPENCLAW_CONFIG_READONLY" }
+        ])
+        expect(yield* counts).toEqual(before)
+
+        // HTTP route paths, URL roots, settings objects and ordinary variables are not host paths.
+        const fine = {
+          channels: { slack: { webhookPath: "/slack/events" }, telegram: { apiRoot: "https://api.telegram.org" } },
+          hooks: { path: "/hooks", mappings: [{ match: { path: "gmail" } }] },
+          memory: { search: { store: { vector: { enabled: true } } } },
+          tools: { fs: { workspaceOnly: true } },
+          env: { vars: { GREETING: "hi" } }
+        }
+        const created = expectData(yield* post(fine), 201)
+        expectError(
+          yield* send(baseUrl, "PATCH", `/namespaces/${ns}/configurations/${created.id}`, admin.headers, { values: { ...fine, plugins: { load: { paths: ["/srv"] } } } }),
+          400,
+          "INVALID_REQUEST",
+          [{ code: "INVALID_VALUE", path: "/values/plugins/load/paths" }]
+        )
+      }))
+
     it.effect("every reserved destination is refused, in either case, on create and on PATCH", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

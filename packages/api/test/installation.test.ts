@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { capabilitiesOf } from "@svc/api"
+import { capabilitiesOf, diagnosticsOf } from "@svc/api"
+import { detectConfinement } from "@svc/core/drivers/compute"
 import { decodeInstallationConfig, defaultInstallationConfig } from "@svc/core/config"
 import { BuiltinRoles } from "@svc/core/iam"
 import { InstallationId } from "@svc/core/schema"
@@ -55,6 +56,29 @@ describe("capabilities from the selected Drivers", () => {
     expect(capabilities.agentProvisioning.executionModes).toEqual(["embedded", "dedicated"])
     expect(capabilities).toHaveProperty("nativeWorkers")
     expect(capabilities).toHaveProperty("pluginPolicies")
+  })
+})
+
+describe("Installation diagnostics: gateway confinement (DESIGN §17)", () => {
+  it.effect("a service that is not root says its gateways share its user (a warning)", () =>
+    Effect.gen(function* () {
+      const confinement = yield* Effect.promise(() => detectConfinement(1000))
+      expect(confinement).toEqual({ kind: "shared-user" })
+      expect(diagnosticsOf(defaultInstallationConfig, confinement)).toEqual([{
+        name: "gateway.confinement",
+        status: "warn",
+        message: expect.stringContaining("runs as the service's own user")
+      }])
+    }))
+  it.effect("as root with bubblewrap: each gateway is its own user in a sandbox (pass); as root without setpriv: fail", () =>
+    Effect.sync(() => {
+      const [sandboxed] = diagnosticsOf(defaultInstallationConfig, { kind: "bubblewrap", bwrap: "/usr/bin/bwrap", setpriv: "/usr/bin/setpriv" })!
+      expect(sandboxed).toMatchObject({ name: "gateway.confinement", status: "pass" })
+      expect(diagnosticsOf(defaultInstallationConfig, { kind: "pid-namespace", unshare: "/usr/bin/unshare", setpriv: "/usr/bin/setpriv" })![0]!.status).toBe("warn")
+      expect(diagnosticsOf(defaultInstallationConfig, { kind: "unavailable" })![0]!.status).toBe("fail")
+    }))
+  it("other Compute Drivers: no diagnostics (their gateways do not run on this host)", () => {
+    expect(diagnosticsOf(configured, { kind: "shared-user" })).toBeUndefined()
   })
 })
 

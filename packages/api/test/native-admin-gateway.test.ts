@@ -66,9 +66,16 @@ const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
  */
 const browserDevice = generateKeyPairSync("ed25519")
 
-const controlUiConnect = (baseUrl: string, host: string, cookie: string, options: { buildId?: string; deviceToken?: string } = {}) =>
+const controlUiConnect = (
+  baseUrl: string,
+  host: string,
+  cookie: string,
+  options: { buildId?: string; deviceToken?: string; after?: ReadonlyArray<Record<string, unknown>> } = {}
+) =>
   Effect.async<Record<string, any>>((resume) => {
-    const { buildId, deviceToken } = options
+    const { buildId, deviceToken, after = [] } = options
+    // With `after`: those requests follow a successful connect; resolves with every answer by id.
+    const answers: Record<string, any> = {}
     const { publicKey, privateKey } = browserDevice
     const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32)
     const deviceId = createHash("sha256").update(raw).digest("hex")
@@ -96,7 +103,13 @@ const controlUiConnect = (baseUrl: string, host: string, cookie: string, options
             device: { id: deviceId, publicKey: raw.toString("base64url"), signature, signedAt: ts, nonce }
           }
         }))
-      } else if (frame["type"] === "res" && frame["id"] === "c1") finish(frame)
+      } else if (frame["type"] === "res" && frame["id"] === "c1") {
+        if (after.length === 0 || frame["ok"] !== true) finish(frame)
+        else for (const request of after) socket.send(JSON.stringify(request))
+      } else if (frame["type"] === "res") {
+        answers[String(frame["id"])] = frame
+        if (Object.keys(answers).length === after.length) finish(answers)
+      }
     })
   })
 
@@ -143,6 +156,20 @@ describe("native admin UI through the proxy on a real gateway", () => {
         expect(deviceToken).toEqual(expect.any(String))
         const again = yield* controlUiConnect(baseUrl, host, sharedCookie(token), { buildId, deviceToken })
         expect(again).toMatchObject({ type: "res", ok: true, payload: { type: "hello-ok" } })
+
+        // The browser cannot rewrite the gateway's configuration: the relay answers config.patch
+        // itself (same id, FORBIDDEN) and the gateway never sees it; a read still reaches it.
+        const answers = yield* controlUiConnect(baseUrl, host, sharedCookie(token), {
+          buildId,
+          deviceToken,
+          after: [
+            { type: "req", id: "p1", method: "config.patch", params: { raw: "{ tools: { exec: { security: \"full\" } } }", baseHash: "x" } },
+            { type: "req", id: "g1", method: "config.get", params: {} }
+          ]
+        })
+        expect(answers["p1"]).toMatchObject({ type: "res", id: "p1", ok: false, error: { code: "FORBIDDEN", message: expect.stringContaining("control plane") } })
+        expect(answers["g1"]).toMatchObject({ type: "res", id: "g1" })
+        expect(JSON.stringify(answers["g1"])).not.toContain("control plane")
 
         // Without the session the same host is refused before the gateway is reached.
         expect((yield* hostRequest(baseUrl, { host })).status).toBe(401)

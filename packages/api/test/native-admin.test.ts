@@ -326,6 +326,37 @@ describe("native admin: Agent hosts", () => {
         expect(opened).toContainEqual({ actor_principal_id: f.principalId, resource_id: f.agentId })
       }))
 
+    it.effect("the browser cannot write the gateway's configuration: config and update methods are answered here, never relayed", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("config-write")
+        const recorder = yield* Recorder
+        const headers = { cookie: sharedCookie(f.token), origin: `http://${f.host}` }
+        const connect = JSON.stringify({ type: "req", id: "1", method: "connect", params: { auth: {} } })
+        const allowed = JSON.stringify({ type: "req", id: "2", method: "chat.send", params: {} })
+        const before = recorder.messages.length
+        const writes = ["config.patch", "config.apply", "config.set", "update.run", " Config.Patch "].map((method, index) =>
+          JSON.stringify({ type: "req", id: `w${index}`, method, params: { raw: "{}", baseHash: "x" } })
+        )
+        const session = yield* upgradeRequest(f.baseUrl, f.host, headers, [connect, ...writes, allowed])
+        expect(session).toMatchObject({ upgraded: true })
+        // Only the connect request and the allowed call reached the gateway.
+        const relayed = recorder.messages.slice(before).map((m) => JSON.parse(m) as { method: string })
+        expect(relayed.map((m) => m.method)).toEqual(["connect", "chat.send"])
+        // Each write got its own error response, with its request id.
+        const answers = session.upgraded ? session.echoes.map((e) => JSON.parse(e) as Record<string, any>) : []
+        for (const index of writes.keys()) {
+          expect(answers).toContainEqual({ type: "res", id: `w${index}`, ok: false, error: { code: "FORBIDDEN", message: expect.any(String) } })
+        }
+
+        // Smuggling: a batch (a JSON array) closes the socket unsent; so does a frame that is not JSON.
+        for (const smuggled of [JSON.stringify([JSON.parse(writes[0]!)]), "config.patch"]) {
+          const count = recorder.messages.length
+          const closed = yield* upgradeRequest(f.baseUrl, f.host, headers, [connect, smuggled, allowed])
+          expect(closed).toMatchObject({ upgraded: true, closeCode: 1008 })
+          expect(recorder.messages.slice(count).map((m) => (JSON.parse(m) as { method: string }).method)).toEqual(["connect"])
+        }
+      }))
+
     it.effect("Agent-host activity does not renew or touch the session cookie", () =>
       Effect.gen(function* () {
         const f = yield* fixture("renew")

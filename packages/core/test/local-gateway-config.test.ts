@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { classifyProbeAnswer, clampExecPolicy, renderGatewayConfig } from "@svc/core/drivers/compute"
+import { refusedGatewayValues } from "@svc/core/schema"
 
 /** The value at a dotted path of a rendered document. */
 const get = (document: unknown, path: string): unknown =>
@@ -23,7 +24,8 @@ describe("gateway configuration rendering", () => {
       discovery: { mdns: { mode: "off" } },
       models: { catalogRefresh: { enabled: false } },
       agents: { defaults: { workspace: enforced.workspace, heartbeat: { every: "0m" }, elevatedDefault: "off" } },
-      tools: { exec: { security: "deny" }, elevated: { enabled: false } },
+      tools: { exec: { security: "deny" }, elevated: { enabled: false }, fs: { workspaceOnly: true } },
+      env: { shellEnv: { enabled: false } },
       logging: { file: enforced.logFile }
     })
   })
@@ -119,5 +121,43 @@ describe("model probe classification", () => {
     expect(classifyProbeAnswer(429, { error: { type: "rate_limit_error" } }))
       .toEqual({ _tag: "Failed", status: 429, reason: "rate_limit_error" })
     expect(classifyProbeAnswer(502, "not json")).toEqual({ _tag: "Failed", status: 502, reason: "unexpected answer" })
+  })
+
+  it("forces tools.fs.workspaceOnly and drops every key that names a host path or sets a reserved variable", () => {
+    const rendered = renderGatewayConfig({
+      tools: { fs: { workspaceOnly: false }, exec: { security: "deny", pathPrepend: ["/srv/bin"] } },
+      plugins: { load: { paths: ["/srv/plugins"] }, entries: { x: { enabled: true } } },
+      agents: { defaults: { repoRoot: "/srv", model: "fake/m" }, entries: { main: { memory: { search: { extraPaths: ["/etc"] } } } } },
+      logging: { file: "/var/log/openclaw.log", level: "debug" },
+      env: { vars: { NODE_OPTIONS: "--require /tmp/x.js", GREETING: "hi" }, shellEnv: { enabled: true } },
+      hooks: { path: "/hooks" }
+    }, enforced)
+    expect(get(rendered, "tools.fs.workspaceOnly")).toBe(true)
+    expect(get(rendered, "tools.exec")).toEqual({ security: "deny" })
+    expect(get(rendered, "plugins")).toEqual({ load: {}, entries: { x: { enabled: true } } })
+    expect(get(rendered, "agents.defaults.repoRoot")).toBeUndefined()
+    expect(get(rendered, "agents.defaults.model")).toBe("fake/m")
+    expect(get(rendered, "agents.entries.main.memory.search")).toEqual({})
+    expect(get(rendered, "logging")).toEqual({ file: enforced.logFile, level: "debug" })
+    expect(get(rendered, "env")).toEqual({ vars: { GREETING: "hi" }, shellEnv: { enabled: false } })
+    expect(get(rendered, "hooks.path")).toBe("/hooks")
+  })
+
+  it("finds host-path keys anywhere, with their paths; URL paths are not host paths", () => {
+    expect(refusedGatewayValues({
+      browser: { executablePath: "/usr/bin/chromium", profiles: { p: { userDataDir: "/root/.config" } } },
+      mcp: { servers: { s: { cwd: "/" } } },
+      gateway: { controlUi: { root: "/srv/ui", basePath: "/ui" }, tls: { keyPath: "/etc/ssl/k" } },
+      bindings: [{ acp: { cwd: "/home" } }],
+      channels: { msteams: { webhook: { path: "/teams" } }, feishu: { dynamicAgentCreation: { workspaceTemplate: "/w/{id}" } } }
+    }).map((refused) => refused.path.join("/"))).toEqual([
+      "browser/executablePath",
+      "browser/profiles/p/userDataDir",
+      "mcp/servers/s/cwd",
+      "gateway/controlUi/root",
+      "gateway/tls/keyPath",
+      "bindings/0/acp/cwd",
+      "channels/feishu/dynamicAgentCreation/workspaceTemplate"
+    ])
   })
 })

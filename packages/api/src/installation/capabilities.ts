@@ -1,5 +1,6 @@
 import type { InstallationConfig } from "@svc/core/config"
-import type { Capabilities } from "@svc/core/api"
+import { type Confinement, confinementCheck } from "@svc/core/drivers/compute"
+import type { Capabilities, InstallationCheck } from "@svc/core/api"
 
 /**
  * The capabilities the selected Drivers give (SPEC 2.2); docs/decisions/iam.md explains each.
@@ -27,3 +28,13 @@ export const capabilitiesOf = (config: InstallationConfig): Capabilities => {
 /** The Backend inventory: id and type only, never configuration, paths or member Drivers. */
 export const backendsOf = (config: InstallationConfig) =>
   config.backends.map((backend) => ({ id: backend.id, type: backend.type }))
+
+/**
+ * The Installation's host diagnostics: how the `local` driver confines Agent gateways on this
+ * host (`undefined` for other Compute Drivers, whose gateways do not run here).
+ */
+export const diagnosticsOf = (
+  config: InstallationConfig,
+  confinement: Confinement | undefined
+): ReadonlyArray<typeof InstallationCheck.Type> | undefined =>
+  config.drivers.compute.id === "local" && confinement !== undefined ? [confinementCheck(confinement)] : undefined

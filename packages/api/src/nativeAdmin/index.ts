@@ -3,3 +3,4 @@ export { type AdmissionError, admitNativeAdmin, type Admitted } from "./admit.js
 export { nativeAdminDispatch } from "./dispatch.js"
 export { relay, type Relayed } from "./forward.js"
 export { browserResponseHeaders, gatewayRequestHeaders } from "./headers.js"
+export { REFUSED_GATEWAY_METHODS, vetBrowserFrame } from "./gatewayMethods.js"

@@ -9,11 +9,14 @@
  * browser's own device proof stays valid). Only `auth.deviceToken` is kept: the gateway issued
  * it to this browser's device key, it only works beside that key's signature (which covers it),
  * and dropping it would break that signature on every reconnect. Everything else is relayed
- * unchanged both ways, with the same text/binary kind, within `MAX_FRAME_BYTES`.
+ * unchanged both ways, with the same text/binary kind, within `MAX_FRAME_BYTES`, except the
+ * browser's calls of methods that write the gateway's configuration or update it: those are
+ * answered here with an error response and not forwarded (`gatewayMethods.ts`).
  */
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
 import { WebSocket, WebSocketServer, type RawData } from "ws"
+import { vetBrowserFrame } from "./gatewayMethods.js"
 
 /** The gateway's own default frame limit (`policy.maxPayload`, 25 MiB). */
 export const MAX_FRAME_BYTES = 25 * 1024 * 1024
@@ -117,7 +120,13 @@ export const relayWebSocket = (
       let first = true
       accepted.on("message", (data, isBinary) => {
         if (!first) {
-          gateway.send(data, { binary: isBinary })
+          const verdict = vetBrowserFrame(rawBytes(data))
+          if (verdict._tag === "Forward") gateway.send(data, { binary: isBinary })
+          else if (verdict._tag === "Refuse") accepted.send(verdict.response)
+          else {
+            accepted.close(1008, "Each message must be one JSON request.")
+            gateway.close(1008)
+          }
           return
         }
         first = false

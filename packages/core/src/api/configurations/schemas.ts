@@ -10,9 +10,11 @@ import {
   EnvironmentRecord,
   JsonObject,
   JsonValue,
+  DETAIL_SEPARATOR,
   Limits,
   NamespaceId,
   OneOf,
+  refusedGatewayValues,
   RequestBody,
   Timestamp
 } from "../../schema/index.js"
@@ -39,14 +41,25 @@ export const SecretBindings = EnvironmentRecord(SecretBinding).pipe(
 ).annotations({ identifier: "SecretBindings", description: "Destination environment variable name to the Secret delivered there" })
 export type SecretBindings = typeof SecretBindings.Type
 
+/**
+ * `values`: a JSON-safe document that names no host path and sets no reserved variable
+ * (`refusedGatewayValues`, docs/decisions/gateway-confinement.md): each such key is a 400
+ * `INVALID_VALUE` with its pointer.
+ */
+export const ConfigurationValues = JsonObject.pipe(
+  Schema.filter((values) =>
+    refusedGatewayValues(values).map(({ path, reason }) => ({ path, message: `INVALID_VALUE${DETAIL_SEPARATOR}${reason}` }))
+  )
+).annotations({ description: "A native runtime configuration document: JSON-safe, naming no host path and setting no reserved variable" })
+
 export const CreateConfiguration = RequestBody({
   kind: OneOf("agent"),
-  values: JsonObject,
+  values: ConfigurationValues,
   secretBindings: Schema.optionalWith(SecretBindings, { exact: true })
 }).annotations({ identifier: "CreateConfigurationRequest" })
 
 export const UpdateConfiguration = RequestBody({
-  values: JsonObject,
+  values: ConfigurationValues,
   secretBindings: Schema.optionalWith(SecretBindings, { exact: true })
 }).annotations({ identifier: "UpdateConfigurationRequest" })
 

@@ -26,10 +26,23 @@ export const Capabilities = Schema.Struct({
 }).annotations({ identifier: "InstallationCapabilities" })
 export type Capabilities = typeof Capabilities.Type
 
+/** One host fact an administrator should know (SPEC 8: at most 32 checks per response). */
+export const InstallationCheck = Schema.Struct({
+  name: Schema.String,
+  status: Schema.Literal("pass", "warn", "fail"),
+  message: Schema.String
+}).annotations({ identifier: "InstallationCheck" })
+
 export const Installation = Schema.Struct({
   /** The Installation's id, once it has been bootstrapped. */
   id: Schema.optional(InstallationId),
-  capabilities: Capabilities
+  capabilities: Capabilities,
+  /**
+   * Diagnostics of this host (an Installation field SPEC 2.2 leaves open): with the `local`
+   * Compute Driver, `gateway.confinement` says how Agent gateways are confined, and warns when
+   * they share the service's user (docs/decisions/gateway-confinement.md).
+   */
+  diagnostics: Schema.optional(Schema.Array(InstallationCheck).pipe(Schema.maxItems(32)))
 }).annotations({ identifier: "Installation" })
 
 export const BackendItem = Schema.Struct({

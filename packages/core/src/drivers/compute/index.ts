@@ -10,9 +10,26 @@ export {
   namespaceDirectory,
   namespacesRoot
 } from "./local.js"
+export {
+  type Confinement,
+  confinementCheck,
+  describeConfinement,
+  detectConfinement,
+  launchCommand,
+  usesGatewayUsers
+} from "./local/confinement.js"
 export { clampExecPolicy, renderGatewayConfig, serializeGatewayConfig } from "./local/gatewayConfig.js"
 export { GatewayCodes, type LocalGatewayOptions } from "./local/gateways.js"
-export { agentLayout, type AgentLayout } from "./local/layout.js"
+export { gatewayArgv } from "./local/gatewayProcess.js"
+export {
+  ensureGatewayUser,
+  type GatewayUser,
+  gatewayUserName,
+  lookupGatewayUser,
+  removeGatewayUser,
+  removeOrphanGatewayUsers
+} from "./local/gatewayUser.js"
+export { agentLayout, type AgentLayout, makeTraversable, prepareAgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {

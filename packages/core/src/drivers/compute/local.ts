@@ -15,6 +15,7 @@ import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { ProcessConfiguration } from "../../config/index.js"
 import { ComputeDriver, type ComputeDriverShape, ComputeFailure } from "./driver.js"
+import { describeConfinement, detectConfinement } from "./local/confinement.js"
 import { type LocalGatewayOptions, makeLocalGateways } from "./local/gateways.js"
 import { defaultRuntimeRoot } from "./local/runtime.js"
 
@@ -83,8 +84,17 @@ export const makeLocalCompute = (dataDir: string, options: LocalComputeOptions =
 export const layerLocal = (dataDir: string, options: LocalComputeOptions = {}): Layer.Layer<ComputeDriver> =>
   Layer.succeed(ComputeDriver, makeLocalCompute(path.resolve(dataDir), options))
 
-/** `local` over the process's `SVC_DATA_DIR` and `SVC_RUNTIME_DIR`. */
+/**
+ * `local` over the process's `SVC_DATA_DIR` and `SVC_RUNTIME_DIR`. Says once at start-up how
+ * gateways are confined on this host, with a warning when they share the service's user.
+ */
 export const layerLocalFromProcess: Layer.Layer<ComputeDriver, never, ProcessConfiguration> = Layer.effect(
   ComputeDriver,
-  Effect.map(ProcessConfiguration, (config) => makeLocalCompute(config.dataDir, { runtimeRoot: config.runtimeDir }))
+  Effect.gen(function* () {
+    const config = yield* ProcessConfiguration
+    const confinement = yield* Effect.promise(() => detectConfinement())
+    const log = confinement.kind === "bubblewrap" ? Effect.logInfo : Effect.logWarning
+    yield* log("local compute: gateway confinement", { confinement: confinement.kind, detail: describeConfinement(confinement) })
+    return makeLocalCompute(config.dataDir, { runtimeRoot: config.runtimeDir, confinement })
+  })
 )

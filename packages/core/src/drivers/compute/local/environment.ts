@@ -48,6 +48,13 @@ export const gatewayEnvironment = (input: GatewayEnvironmentInput): Record<strin
     OPENCLAW_DISABLE_BONJOUR: "1",
     OPENCLAW_OFFLINE: "1",
     OPENCLAW_NO_AUTO_UPDATE: "1",
+    // The rendered configuration is ours: the gateway's own config writers refuse to change it.
+    OPENCLAW_CONFIG_READONLY: "1",
+    // No package downloads of its own: OpenClaw's start-up doctor installs the provider plugin
+    // that claims a variable it sees (e.g. `MODEL_API_KEY`) from npm, running fetched code and,
+    // where the registry is unreachable, holding the start for about two minutes. Offline, npm
+    // fails at once and the gateway starts without it.
+    npm_config_offline: "true",
     DO_NOT_TRACK: "1",
     NODE_DISABLE_COMPILE_CACHE: "1"
   }

@@ -21,11 +21,18 @@
  *   "always" (approval-gated); anything else (the permissive default, "full", `ask: "off"`)
  *   becomes `security: "deny"`. `tools.elevated.enabled` is false everywhere and
  *   `agents.defaults.elevatedDefault` "off" (elevated "full" would skip approvals);
- * - `logging.file` is in the Agent's log directory (the default is a shared `/tmp/openclaw`).
+ * - `logging.file` is in the Agent's log directory (the default is a shared `/tmp/openclaw`);
+ * - `tools.fs.workspaceOnly` true: the file tools stay in the workspace (OS confinement is the
+ *   boundary, this keeps the model out of the rest of its own tree, e.g. its state and logs);
+ * - `env.shellEnv.enabled` false: no environment imported from a login shell;
+ * - every key that names a host path or sets a reserved variable (`refusedGatewayValues` in
+ *   `@svc/core/schema`, refused at admission too) is dropped.
  *
  * Everything else is the user's, validated by OpenClaw itself: an unknown key makes the gateway
  * exit 78, which the supervisor reports as `GATEWAY_CONFIG_REJECTED`.
  */
+
+import { withoutRefusedGatewayValues } from "../../../schema/gatewayValues.js"
 
 export type JsonObject = { [key: string]: unknown }
 
@@ -84,7 +91,7 @@ const clampAgentEntry = (entry: unknown): unknown => {
 
 /** The configuration document the gateway is started with. */
 export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewaySettings): JsonObject => {
-  const user = objectAt(values)
+  const user = objectAt(withoutRefusedGatewayValues(objectAt(values)))
   const gateway = objectAt(user.gateway)
   const agents = objectAt(user.agents)
   const defaults = without(objectAt(agents.defaults), ["cwd"])
@@ -92,7 +99,7 @@ export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewa
   const userWithReplacements: JsonObject = {
     ...user,
     gateway: without(gateway, ["auth", "tailscale"]),
-    tools: clampTools(user.tools, { always: true }),
+    tools: { ...clampTools(user.tools, { always: true }), fs: { ...objectAt(objectAt(user.tools).fs), workspaceOnly: true } },
     agents: {
       ...agents,
       defaults,
@@ -117,6 +124,7 @@ export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewa
     agents: {
       defaults: { workspace: enforced.workspace, heartbeat: { every: "0m" }, elevatedDefault: "off" }
     },
+    env: { shellEnv: { enabled: false } },
     logging: { file: enforced.logFile }
   })
 }

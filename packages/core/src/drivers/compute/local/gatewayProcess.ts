@@ -10,8 +10,8 @@
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
+import type { Launch } from "./confinement.js"
 import { readIfExists, writePrivateFile, type AgentLayout } from "./layout.js"
-import type { RuntimePaths } from "./runtime.js"
 
 /** What `gateway.json` holds (owner-only: it carries the gateway token). */
 export interface GatewayRecord {
@@ -50,19 +50,38 @@ export const readRecord = async (layout: AgentLayout): Promise<GatewayRecord | u
 export const writeRecord = (layout: AgentLayout, record: GatewayRecord): Promise<void> =>
   writePrivateFile(layout.processFile, `${JSON.stringify(record)}\n`)
 
-/** Starts `openclaw gateway run` on `port` with exactly `env`, detached, output to the log file. */
+/**
+ * The log file, opened by the service: never through a symbolic link, and only a regular file,
+ * because the logs directory may belong to the gateway's user (which could otherwise point the
+ * service at any file on the host).
+ */
+const openLog = async (file: string, flags: number): Promise<fs.FileHandle> => {
+  const handle = await fs.open(file, flags | fs.constants.O_NOFOLLOW, 0o600)
+  const stat = await handle.stat()
+  if (!stat.isFile() || stat.nlink > 1) {
+    await handle.close()
+    throw new Error("the gateway log is not a plain file")
+  }
+  return handle
+}
+
+/** The `openclaw gateway run` command line for `port` (program first). */
+export const gatewayArgv = (runtime: { readonly node: string; readonly entry: string }, port: number): ReadonlyArray<string> =>
+  [runtime.node, runtime.entry, "gateway", "run", "--port", String(port), "--bind", "loopback"]
+
+/** Starts the gateway as `launch` says with exactly `env`, detached, output to the log file. */
 export const spawnGateway = async (input: {
-  readonly runtime: RuntimePaths
+  readonly launch: Launch
   readonly layout: AgentLayout
   readonly port: number
   readonly env: Record<string, string>
 }): Promise<SpawnedGateway> => {
-  const log = await fs.open(input.layout.logFile, "a", 0o600)
+  const log = await openLog(input.layout.logFile, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT)
   try {
     await log.write(`\n--- svc: starting gateway on 127.0.0.1:${input.port} at ${new Date().toISOString()}\n`)
     const child = spawn(
-      input.runtime.node,
-      [input.runtime.entry, "gateway", "run", "--port", String(input.port), "--bind", "loopback"],
+      input.launch.command,
+      [...input.launch.args],
       { cwd: input.layout.workspace, env: input.env, detached: true, stdio: ["ignore", log.fd, log.fd] }
     )
     const exited = new Promise<GatewayExit>((resolve) => {
@@ -77,6 +96,33 @@ export const spawnGateway = async (input: {
     return { pid: child.pid, exited }
   } finally {
     // The child holds its own copy of the descriptor.
+    await log.close()
+  }
+}
+
+/**
+ * Runs a short command (launched like the gateway) with its output appended to the gateway's
+ * log, and waits for it (killed after `timeoutMs`). Used to explain a rejected configuration.
+ */
+export const runToLog = async (input: {
+  readonly launch: Launch
+  readonly layout: AgentLayout
+  readonly env: Record<string, string>
+  readonly timeoutMs: number
+}): Promise<void> => {
+  const log = await openLog(input.layout.logFile, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT)
+  try {
+    const child = spawn(input.launch.command, [...input.launch.args], {
+      cwd: input.layout.workspace,
+      env: input.env,
+      stdio: ["ignore", log.fd, log.fd],
+      timeout: input.timeoutMs
+    })
+    await new Promise<void>((resolve) => {
+      child.once("exit", () => resolve())
+      child.once("error", () => resolve())
+    })
+  } finally {
     await log.close()
   }
 }
@@ -144,6 +190,14 @@ export const stopGroup = async (pgid: number, graceMs: number): Promise<"termina
 
 /** The last part of the gateway's log, for our logs only (never a response or a work item). */
 export const logTail = async (layout: AgentLayout, bytes = 4_000): Promise<string> => {
-  const text = (await readIfExists(layout.logFile)) ?? ""
-  return text.slice(-bytes)
+  try {
+    const log = await openLog(layout.logFile, fs.constants.O_RDONLY)
+    try {
+      return (await log.readFile("utf8")).slice(-bytes)
+    } finally {
+      await log.close()
+    }
+  } catch {
+    return ""
+  }
 }

@@ -20,9 +20,12 @@ import {
   type GatewayRef,
   type GatewaySpec
 } from "../driver.js"
+import { type Confinement, detectConfinement, launchCommand, usesGatewayUsers } from "./confinement.js"
+import { explainRejectedConfig } from "./configValidation.js"
 import { gatewayEnvironment, secretNameProblem } from "./environment.js"
 import { renderGatewayConfig, serializeGatewayConfig } from "./gatewayConfig.js"
 import {
+  gatewayArgv,
   type GatewayRecord,
   isOurGateway,
   logTail,
@@ -31,7 +34,16 @@ import {
   stopGroup,
   writeRecord
 } from "./gatewayProcess.js"
-import { type AgentLayout, agentLayout, isSafeSegment, prepareAgentLayout, writePrivateFile } from "./layout.js"
+import { ensureGatewayUser, type GatewayUser, gatewayUserName, removeGatewayUser } from "./gatewayUser.js"
+import {
+  type AgentLayout,
+  agentLayout,
+  isSafeSegment,
+  makeTraversable,
+  prepareAgentLayout,
+  shareReadOnly,
+  writePrivateFile
+} from "./layout.js"
 import { probeModel } from "./modelProbe.js"
 import { assignPort, defaultPortRange, hostPortRegistry, type PortRange, releasePort } from "./ports.js"
 import { awaitReady, probeHealth } from "./readiness.js"
@@ -68,6 +80,8 @@ export interface LocalGatewayOptions {
   readonly portRegistry?: string | undefined
   /** How long the model probe may take (default 90 s). */
   readonly probeTimeout?: Duration.DurationInput | undefined
+  /** How gateways are confined (default: what this host offers, `detectConfinement`). */
+  readonly confinement?: Confinement | undefined
 }
 
 type AgentHalf = Pick<
@@ -102,6 +116,14 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   const readinessTimeout = options.readinessTimeout ?? Duration.seconds(120)
   const stopGraceMs = Duration.toMillis(options.stopGrace ?? Duration.seconds(10))
   const portRegistry = options.portRegistry ?? hostPortRegistry()
+  // Detected once per driver, on first need (it runs the host's tools once).
+  let detected: Promise<Confinement> | undefined
+  const confinementNow = (): Promise<Confinement> =>
+    options.confinement !== undefined ? Promise.resolve(options.confinement) : (detected ??= detectConfinement())
+
+  /** The Agent's own user when gateways run as per-Agent users (created on demand). */
+  const ownerOf = async (layout: AgentLayout): Promise<GatewayUser | undefined> =>
+    usesGatewayUsers(await confinementNow()) ? ensureGatewayUser(gatewayUserName(layout.root), layout.root) : undefined
 
   const layoutOf = (ref: GatewayRef): Effect.Effect<AgentLayout, ComputeFailure> =>
     isSafeSegment(ref.agentId) && isSafeSegment(ref.namespaceId)
@@ -156,10 +178,17 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   }
 
   /** Waits for readiness and turns every way it can end into the driver's answer. */
-  const settleStart = (layout: AgentLayout, spec: GatewaySpec, record: GatewayRecord, exited: Effect.Effect<{ readonly code: number | null }>) =>
+  const settleStart = (
+    layout: AgentLayout,
+    spec: GatewaySpec,
+    record: GatewayRecord,
+    exited: Effect.Effect<{ readonly code: number | null }>,
+    explainRejection: Effect.Effect<void> = Effect.void
+  ) =>
     Effect.gen(function* () {
       const readiness = yield* awaitReady(record.port, { timeout: readinessTimeout, exited })
       if (readiness._tag === "Ready") return
+      if (readiness._tag === "Exited" && readiness.code === 78) yield* explainRejection
       const tail = yield* Effect.promise(() => logTail(layout))
       yield* Effect.logWarning("local compute: gateway did not become ready", {
         agentId: spec.agentId,
@@ -216,10 +245,17 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       }
       yield* stopRecorded(layout, spec, yield* host("read", spec, () => readRecord(layout)))
       const record = yield* host("spawn", spec, async () => {
-        await prepareAgentLayout(layout)
+        const confinement = await confinementNow()
+        const owner = await ownerOf(layout)
+        await prepareAgentLayout(layout, owner)
+        if (confinement.kind === "pid-namespace") {
+          // No mount namespace hides the way: the user needs search (never read) on the parents.
+          await makeTraversable(path.dirname(layout.root))
+          await makeTraversable(runtime.directory)
+        }
         for (const [name, content] of Object.entries(spec.initialFiles ?? {})) {
           const file = workspaceFile(layout.workspace, name)
-          if (file !== undefined) await writeWorkspace(layout.workspace, file, new TextEncoder().encode(content))
+          if (file !== undefined) await writeWorkspace(layout.workspace, file, new TextEncoder().encode(content), owner)
         }
         const port = await assignPort({
           registry: portRegistry,
@@ -234,19 +270,38 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
           logFile: path.join(layout.logs, "openclaw.log")
         })
         await writePrivateFile(layout.configFile, serializeGatewayConfig(config))
+        if (owner !== undefined) await shareReadOnly(layout.configFile, owner)
         const env = gatewayEnvironment({
           layout,
           nodeBinDir: path.dirname(runtime.node),
           token: Redacted.make(token),
           secrets: spec.env
         })
-        const spawned = await spawnGateway({ runtime, layout, port, env })
+        const launch = await launchCommand(
+          confinement,
+          { runtimeDirectory: runtime.directory, agentRoot: layout.root, workspace: layout.workspace, user: owner },
+          gatewayArgv(runtime, port)
+        )
+        const spawned = await spawnGateway({ launch, layout, port, env })
         const record: GatewayRecord = { pid: spawned.pid, port, revisionId: spec.revisionId, token, startedAt: new Date().toISOString() }
         await writeRecord(layout, record)
-        return { record, exited: spawned.exited }
+        const explain = () => explainRejectedConfig({ confinement, runtime, layout, owner })
+        return { record, exited: spawned.exited, explain, confinement: confinement.kind, user: owner?.name }
       })
-      yield* Effect.logInfo("local compute: gateway started", { agentId: spec.agentId, pid: record.record.pid, port: record.record.port })
-      yield* settleStart(layout, spec, record.record, Effect.promise(() => record.exited))
+      yield* Effect.logInfo("local compute: gateway started", {
+        agentId: spec.agentId,
+        pid: record.record.pid,
+        port: record.record.port,
+        confinement: record.confinement,
+        user: record.user
+      })
+      yield* settleStart(
+        layout,
+        spec,
+        record.record,
+        Effect.promise(() => record.exited),
+        Effect.promise(() => record.explain().catch(() => undefined))
+      )
       yield* probe(layout, spec, record.record)
     }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
@@ -266,6 +321,8 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         const port = Number.parseInt((await fs.readFile(layout.portFile, "utf8").catch(() => "")) || "", 10)
         if (Number.isInteger(port)) await releasePort(portRegistry, layout.root, port)
         await fs.rm(layout.root, { recursive: true, force: true })
+        // The Agent's user goes with its files (its processes went with the stop above).
+        if (usesGatewayUsers(await confinementNow())) await removeGatewayUser(gatewayUserName(layout.root))
       })
     }).pipe(Effect.withSpan("LocalCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
@@ -331,7 +388,10 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   const writeWorkspaceFile: AgentHalf["writeWorkspaceFile"] = (ref, relative, content) =>
     fileOf(ref, relative).pipe(
       Effect.flatMap(({ file, layout }) =>
-        Effect.tryPromise({ try: () => writeWorkspace(layout.workspace, file, content), catch: (cause) => cause }).pipe(
+        Effect.tryPromise({
+          try: async () => writeWorkspace(layout.workspace, file, content, await ownerOf(layout)),
+          catch: (cause) => cause
+        }).pipe(
           Effect.catchAll(workspaceFailure("write-workspace", ref))
         )
       )

@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import type { GatewayUser } from "./gatewayUser.js"
 import { writePrivateFile } from "./layout.js"
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -45,8 +46,17 @@ export const readWorkspace = async (workspace: string, file: string): Promise<Ui
   }
 }
 
-export const writeWorkspace = async (workspace: string, file: string, content: Uint8Array): Promise<void> => {
+/** Writes a workspace file; with an `owner` (the gateway's user) the file and new directories become its. */
+export const writeWorkspace = async (workspace: string, file: string, content: Uint8Array, owner?: GatewayUser): Promise<void> => {
   await refuseLinks(workspace, file)
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  const created = await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
   await writePrivateFile(file, content)
+  if (owner === undefined) return
+  // lchown: never follows a link the gateway may have put in place meanwhile.
+  await fs.lchown(file, owner.uid, owner.gid)
+  if (created !== undefined) {
+    for (let dir = path.dirname(file); dir.length >= created.length && dir.length > workspace.length; dir = path.dirname(dir)) {
+      await fs.lchown(dir, owner.uid, owner.gid)
+    }
+  }
 }
