@@ -7,6 +7,7 @@ import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
+import { ServiceKeys } from "./serviceKeys/service.js"
 import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
@@ -38,7 +39,8 @@ const FeatureServicesLive = Layer.mergeAll(
   IamRoles.Default,
   IamServicePrincipals.Default,
   IamAccessBindings.Default,
-  InstallationService.Default
+  InstallationService.Default,
+  ServiceKeys.Default
 )
 
 /**

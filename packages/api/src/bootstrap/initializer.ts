@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import type { BootstrapSettings, Environment } from "@svc/core/config"
-import { BindingsRepo, InstallationRepo, Migrations, PrincipalsRepo } from "@svc/core/db"
+import { BindingsRepo, InstallationRepo, Migrations, PrincipalsRepo, ServiceKeysRepo } from "@svc/core/db"
 import { BuiltinRoles } from "@svc/core/iam"
 import {
   BindingId,
@@ -17,7 +17,7 @@ import { createNamespace } from "@svc/core/tenancy"
 import { Data, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { hashPassword } from "../auth/passwords.js"
-import { insertServiceKey } from "../serviceKeys/store.js"
+import { newServiceKey } from "../serviceKeys/store.js"
 import { checkOutputTarget, OutputFileError, writeOutputFile } from "./outputFiles.js"
 
 /** SPEC 5.6: the bootstrap key's name and lifetime; the initial Namespace's name. */
@@ -53,10 +53,15 @@ export class BootstrapError extends Data.TaggedError("BootstrapError")<{
 }
 
 /**
- * The repositories of the tables bootstrap writes besides accounts, Namespaces and service keys;
- * each process that runs bootstrap provides them (with its SqlClient).
+ * The repositories of the tables bootstrap writes besides accounts and Namespaces; each process
+ * that runs bootstrap provides them (with its SqlClient).
  */
-export const BootstrapReposLive = Layer.mergeAll(InstallationRepo.Default, PrincipalsRepo.Default, BindingsRepo.Default)
+export const BootstrapReposLive = Layer.mergeAll(
+  InstallationRepo.Default,
+  PrincipalsRepo.Default,
+  BindingsRepo.Default,
+  ServiceKeysRepo.Default
+)
 
 const currentInstallation = Effect.flatMap(InstallationRepo, (installation) => installation.current)
 
@@ -128,14 +133,17 @@ const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: 
       yield* bindings.insertOnInstallation({ id: BindingId.make(), principal_id: principalId, role_id: role })
     }
     const namespace = yield* createNamespace({ name: DEFAULT_NAMESPACE })
-    const key = yield* insertServiceKey({
-      id: ids.serviceKeyId,
-      servicePrincipalId: ids.servicePrincipalId,
-      namespaceId: null,
-      name: BOOTSTRAP_KEY_NAME,
-      expiresInSeconds: BOOTSTRAP_KEY_SECONDS,
-      issuedBy: null
-    })
+    const { key, digest } = newServiceKey()
+    const stored = yield* Effect.flatMap(ServiceKeysRepo, (keys) =>
+      keys.insert({
+        id: ids.serviceKeyId,
+        service_principal_id: ids.servicePrincipalId,
+        namespace_id: null,
+        name: BOOTSTRAP_KEY_NAME,
+        digest,
+        expires_in_seconds: BOOTSTRAP_KEY_SECONDS,
+        issued_by: null
+      }))
     yield* recordAudit({
       kind: "installation.bootstrapped",
       outcome: "success",
@@ -157,8 +165,8 @@ const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: 
         id: ids.serviceKeyId,
         servicePrincipalId: ids.servicePrincipalId,
         name: BOOTSTRAP_KEY_NAME,
-        expiresAt: key.expiresAt.toISOString(),
-        key: key.key
+        expiresAt: stored.expires_at.toISOString(),
+        key
       },
       meta: { installationId: ids.installationId }
     }
