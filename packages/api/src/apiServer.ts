@@ -6,6 +6,9 @@ import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { AccountsLive } from "./accounts/index.js"
+import { Accounts } from "./accounts/accounts.js"
+import { AccountStates } from "./accounts/accountState.js"
+import { Recovery } from "./accounts/recovery.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { ServiceKeys } from "./serviceKeys/service.js"
 import { IamAccessBindings } from "./iam/bindings.js"
@@ -40,7 +43,10 @@ const FeatureServicesLive = Layer.mergeAll(
   IamServicePrincipals.Default,
   IamAccessBindings.Default,
   InstallationService.Default,
-  ServiceKeys.Default
+  ServiceKeys.Default,
+  Accounts.Default,
+  AccountStates.Default,
+  Recovery.Default
 )
 
 /**

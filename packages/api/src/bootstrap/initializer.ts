@@ -1,7 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import type { BootstrapSettings, Environment } from "@svc/core/config"
-import { BindingsRepo, InstallationRepo, Migrations, PrincipalsRepo, ServiceKeysRepo } from "@svc/core/db"
+import {
+  AccountsRepo,
+  BindingsRepo,
+  InstallationRepo,
+  Migrations,
+  PrincipalsRepo,
+  RecoveryRepo,
+  ServiceKeysRepo
+} from "@svc/core/db"
 import { BuiltinRoles } from "@svc/core/iam"
 import {
   BindingId,
@@ -53,11 +61,13 @@ export class BootstrapError extends Data.TaggedError("BootstrapError")<{
 }
 
 /**
- * The repositories of the tables bootstrap writes besides accounts and Namespaces; each process
- * that runs bootstrap provides them (with its SqlClient).
+ * The repositories of the tables bootstrap writes besides Namespaces; each process that runs
+ * bootstrap provides them (with its SqlClient).
  */
 export const BootstrapReposLive = Layer.mergeAll(
   InstallationRepo.Default,
+  AccountsRepo.Default,
+  RecoveryRepo.Default,
   PrincipalsRepo.Default,
   BindingsRepo.Default,
   ServiceKeysRepo.Default
@@ -106,26 +116,25 @@ const toBootstrapError = (error: unknown): BootstrapError => {
  */
 const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: string, passwordHash: string) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const principals = yield* PrincipalsRepo
     const bindings = yield* BindingsRepo
+    const accounts = yield* AccountsRepo
+    const recovery = yield* RecoveryRepo
     const inserted = yield* Effect.flatMap(InstallationRepo, (installation) => installation.insert(ids.installationId))
     if (!inserted) return undefined
     const production = input.env === "production"
 
     yield* principals.insertHuman({ id: ids.adminPrincipalId, name: "Administrator" })
-    yield* sql`
-      INSERT INTO accounts (id, principal_id, email, name, enrolled_at)
-      VALUES (${ids.adminUserId}, ${ids.adminPrincipalId}, ${input.adminEmail}, 'Administrator', now())
-    `
-    yield* sql`
-      INSERT INTO account_methods (id, account_id, provider_id, subject, password_hash)
-      VALUES (${ids.adminMethodId}, ${ids.adminUserId}, 'password', ${input.adminEmail}, ${passwordHash})
-    `
+    yield* accounts.insert({ id: ids.adminUserId, principal_id: ids.adminPrincipalId, email: input.adminEmail, name: "Administrator" })
+    yield* accounts.insertMethod({
+      id: ids.adminMethodId,
+      account_id: ids.adminUserId,
+      provider_id: "password",
+      subject: input.adminEmail,
+      password_hash: passwordHash
+    })
     // The first administrator is the recovery account until it is moved (SPEC 5.7).
-    yield* sql`
-      INSERT INTO recovery_designation (account_id, method_id) VALUES (${ids.adminUserId}, ${ids.adminMethodId})
-    `
+    yield* recovery.insert({ account_id: ids.adminUserId, method_id: ids.adminMethodId })
     // The service identity: no email, password, session, Namespace or Agent owner.
     yield* principals.insertService({ id: ids.servicePrincipalId, namespace_id: null, name: "bootstrap service administrator" })
     const role = BuiltinRoles.installationAdmin.id
