@@ -9,6 +9,8 @@ import { AccountsLive } from "./accounts/index.js"
 import { Accounts } from "./accounts/accounts.js"
 import { AccountStates } from "./accounts/accountState.js"
 import { Recovery } from "./accounts/recovery.js"
+import { Sessions } from "./accounts/sessions.js"
+import { SignIn } from "./accounts/signIn.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
 import { ServiceKeys } from "./serviceKeys/service.js"
 import { IamAccessBindings } from "./iam/bindings.js"
@@ -46,7 +48,9 @@ const FeatureServicesLive = Layer.mergeAll(
   ServiceKeys.Default,
   Accounts.Default,
   AccountStates.Default,
-  Recovery.Default
+  Recovery.Default,
+  SignIn.Default,
+  Sessions.Default
 )
 
 /**

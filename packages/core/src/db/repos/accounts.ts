@@ -46,6 +46,18 @@ const MethodOfAccount = Schema.Struct({ id: Schema.String, account_id: Schema.St
 const ProviderIdentity = Schema.Struct({ provider_id: MethodProvider, account_id: Schema.String, subject: Schema.String })
 const AccountFlag = Schema.Struct({ id: Schema.String, disabled: Schema.Boolean })
 
+/** The password method of an account by email, and whether the account may sign in at all. */
+export const PasswordAccountRow = Schema.Struct({
+  id: UserId,
+  principal_id: PrincipalId,
+  password_hash: Schema.String,
+  usable: Schema.Boolean
+})
+export type PasswordAccountRow = typeof PasswordAccountRow.Type
+
+export const AccountProfileRow = Schema.Struct({ id: UserId, email: Schema.String, name: Schema.String })
+export type AccountProfileRow = typeof AccountProfileRow.Type
+
 export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/AccountsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -157,7 +169,33 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
     })
 
 
+    /** Disabled, revoked, unenrolled or deleted accounts come back unusable (they fail like a wrong password). */
+    const findPasswordAccount = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: PasswordAccountRow,
+      execute: (email) => sql`
+        SELECT a.id, a.principal_id, m.password_hash,
+               (NOT a.disabled AND a.revoked_at IS NULL AND a.enrolled_at IS NOT NULL AND p.deleted_at IS NULL) AS usable
+        FROM accounts a
+          JOIN principals p ON p.id = a.principal_id
+          JOIN account_methods m ON m.account_id = a.id AND m.provider_id = 'password'
+        WHERE a.email = ${email}
+        ORDER BY m.created_at
+        LIMIT 1
+      `
+    })
+
+    const findProfile = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AccountProfileRow,
+      execute: (id) => sql`SELECT id, email, name FROM accounts WHERE id = ${id}`
+    })
+
     return {
+      /** Keeps its SqlError: sign-in answers its own 503. */
+      findPasswordAccount: (email: string) => findPasswordAccount(email).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** Keeps its SqlError: session inspection answers its own 503. */
+      findProfile: (id: string) => findProfile(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       emailTaken: (email: string) => findIdByEmail(email).pipe(Effect.map(Option.isSome), Effect.catchTag("ParseError", Effect.die)),
       insert,
       insertMethod,
