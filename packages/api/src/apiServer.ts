@@ -5,6 +5,7 @@ import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
+import { ExternalSignIn } from "./externalSignIn/service.js"
 import { AccountsLive } from "./accounts/index.js"
 import { Accounts } from "./accounts/accounts.js"
 import { AccountStates } from "./accounts/accountState.js"
@@ -50,7 +51,8 @@ const FeatureServicesLive = Layer.mergeAll(
   AccountStates.Default,
   Recovery.Default,
   SignIn.Default,
-  Sessions.Default
+  Sessions.Default,
+  ExternalSignIn.Default
 )
 
 /**

@@ -191,7 +191,26 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
       execute: (id) => sql`SELECT id, email, name FROM accounts WHERE id = ${id}`
     })
 
+    /**
+     * The enrolled, enabled, unrevoked account with this external identity, if any. Keeps its
+     * SqlError: external sign-in answers its own 503.
+     */
+    const findEnrolledBySubject = SqlSchema.findOne({
+      Request: Schema.Struct({ provider_id: MethodProvider, subject: Schema.String }),
+      Result: Schema.Struct({ id: UserId, principal_id: PrincipalId, method_id: MethodId }),
+      execute: (key) => sql`
+        SELECT a.id, a.principal_id, m.id AS method_id
+        FROM account_methods m
+          JOIN accounts a ON a.id = m.account_id
+          JOIN principals p ON p.id = a.principal_id
+        WHERE m.provider_id = ${key.provider_id} AND m.subject = ${key.subject}
+          AND a.enrolled_at IS NOT NULL AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
+      `
+    })
+
     return {
+      findEnrolledBySubject: (provider_id: MethodProvider, subject: string) =>
+        findEnrolledBySubject({ provider_id, subject }).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** Keeps its SqlError: sign-in answers its own 503. */
       findPasswordAccount: (email: string) => findPasswordAccount(email).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** Keeps its SqlError: session inspection answers its own 503. */
