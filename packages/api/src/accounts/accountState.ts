@@ -49,13 +49,21 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
         details: { principalId: account.principal_id, version, ...extra }
       })
 
+    /**
+     * As a human Installation administrator, `change` in one transaction on the account; a 403
+     * it ends with is audited after the rollback.
+     */
+    const onAccount = <A, E extends { readonly _tag: string }>(
+      userId: string,
+      change: (caller: Caller) => Effect.Effect<A, E>
+    ) =>
+      Effect.flatMap(guards.requireHumanAdministrator, (caller) =>
+        guards.transactional(caller, { kind: "account", id: userId }, change(caller)))
+
     /** disable, enable, revoke: disable and revoke also revoke every session of the account. */
     const changeState = (change: StateChange) =>
       Effect.fn("Accounts.changeState", { attributes: { change } })(function* (userId: string, expectedVersion: number) {
-        const caller = yield* guards.requireHumanAdministrator
-        return yield* guards.transactional(
-          caller,
-          { kind: "account", id: userId },
+        return yield* onAccount(userId, (caller) =>
           Effect.gen(function* () {
             const account = yield* guarded(caller, userId, expectedVersion)
             if (account.revoked) return yield* new ResourceConflict({ message: "The account is revoked." })
@@ -66,16 +74,12 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
             const version = yield* accounts.bumpVersion(userId)
             yield* recordChange(caller, account, `account.${change}d`, version)
             return { userId }
-          }).pipe(Effect.catchTag("ParseError", Effect.die))
-        )
+          }))
       })
 
     /** Enrolment is idempotent: a second call reports `created: false` and changes nothing. */
     const enrol = Effect.fn("Accounts.enrol")(function* (userId: string) {
-      const caller = yield* guards.requireHumanAdministrator
-      return yield* guards.transactional(
-        caller,
-        { kind: "account", id: userId },
+      return yield* onAccount(userId, (caller) =>
         Effect.gen(function* () {
           const account = yield* guards.lockAccount(userId)
           if (account.enrolled) {
@@ -85,17 +89,13 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
           const version = yield* accounts.bumpVersion(userId)
           yield* recordChange(caller, account, "account.enrolled", version)
           return { created: true, principalId: account.principal_id, userId, version }
-        }).pipe(Effect.catchTag("ParseError", Effect.die))
-      )
+        }))
     })
 
     /** Detaches one method; the method the recovery designation names cannot be detached (409). */
     const detachMethod = Effect.fn("Accounts.detachMethod")(
       function* (userId: string, methodId: string, expectedVersion: number) {
-        const caller = yield* guards.requireHumanAdministrator
-        return yield* guards.transactional(
-          caller,
-          { kind: "account", id: userId },
+        return yield* onAccount(userId, (caller) =>
           Effect.gen(function* () {
             const account = yield* guarded(caller, userId, expectedVersion)
             const method = yield* accounts.findMethod({ id: methodId, account_id: userId })
@@ -110,8 +110,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
               providerId: method.value.provider_id
             })
             return { userId }
-          }).pipe(Effect.catchTag("ParseError", Effect.die))
-        )
+          }))
       }
     )
 
@@ -122,10 +121,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
     const attachIdentity = (provider: "codehost" | "idprovider") =>
       Effect.fn("Accounts.attachIdentity", { attributes: { provider } })(
         function* (userId: string, subject: string, expectedVersion: number) {
-          const caller = yield* guards.requireHumanAdministrator
-          return yield* guards.transactional(
-            caller,
-            { kind: "account", id: userId },
+          return yield* onAccount(userId, (caller) =>
             Effect.gen(function* () {
               const account = yield* guarded(caller, userId, expectedVersion)
               if (!providers[provider]) return yield* new ResourceConflict({ message: `Sign-in with ${provider} is not enabled.` })
@@ -146,10 +142,8 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
               Effect.catchIf(
                 (error): error is SqlError => error instanceof SqlError && isUniqueViolation(error),
                 () => Effect.fail(new ResourceConflict({ message: "This external identity is already attached to an account." }))
-              ),
-              Effect.catchTag("ParseError", Effect.die)
-            )
-          )
+              )
+            ))
         }
       )
 

@@ -76,7 +76,7 @@ export class Recovery extends Effect.Service<Recovery>()("@svc/api/Recovery", {
             details: { principalId: target.principal_id, methodId, previousUserId: holder?.account_id ?? null }
           })
           return { changed: true, ...result }
-        }).pipe(Effect.catchTag("ParseError", Effect.die))
+        })
       )
     })
 

@@ -1,7 +1,8 @@
 /**
  * The `accounts` table and its `account_methods` (SPEC 2.12, 4.1): a human Principal's account
- * and the ways it signs in. Writes keep their `SqlError`: a unique email or external identity
- * becomes 409 in the service, and bootstrap reports a database failure as its own reason.
+ * and the ways it signs in. Writes keep their `SqlError` (a unique email or external identity
+ * becomes 409 in the service, and bootstrap reports a database failure as its own reason); a row
+ * that does not decode is a defect.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -216,8 +217,8 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
       /** Keeps its SqlError: session inspection answers its own 503. */
       findProfile: (id: string) => findProfile(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       emailTaken: (email: string) => findIdByEmail(email).pipe(Effect.map(Option.isSome), Effect.catchTag("ParseError", Effect.die)),
-      insert,
-      insertMethod,
+      insert: (row: typeof InsertAccount.Type) => insert(row).pipe(Effect.catchTag("ParseError", Effect.die)),
+      insertMethod: (row: typeof InsertMethod.Type) => insertMethod(row).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** None: no such account. Dies on a database failure (503 when it is lost). */
       findState: (id: string) => findState(id).pipe(Effect.orDie),
       methods: (accountId: string) => methods(accountId).pipe(Effect.orDie),
@@ -227,11 +228,11 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
           Effect.map((row) => row.version),
           Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
         ),
-      setDisabled,
-      markRevoked,
-      markEnrolled,
+      setDisabled: (row: typeof AccountFlag.Type) => setDisabled(row).pipe(Effect.catchTag("ParseError", Effect.die)),
+      markRevoked: (id: string) => markRevoked(id).pipe(Effect.catchTag("ParseError", Effect.die)),
+      markEnrolled: (id: string) => markEnrolled(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       findMethod: (key: typeof MethodOfAccount.Type) => findMethod(key).pipe(Effect.catchTag("ParseError", Effect.die)),
-      removeMethod,
+      removeMethod: (id: string) => removeMethod(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       holdersOfIdentity: (key: typeof ProviderIdentity.Type) => holdersOfIdentity(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       subjectTaken: (provider_id: MethodProvider, subject: string) =>
         subjectTaken({ provider_id, subject }).pipe(Effect.map(Option.isSome), Effect.catchTag("ParseError", Effect.die)),

@@ -15,25 +15,17 @@ export class RecoveryRepo extends Effect.Service<RecoveryRepo>()("@svc/core/Reco
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const current = SqlSchema.findOne({
-      Request: Schema.Void,
-      Result: RecoveryRow,
-      execute: () => sql`
-        SELECT r.account_id, r.method_id, a.principal_id
-        FROM recovery_designation r JOIN accounts a ON a.id = r.account_id
-      `
-    })
-
-    /** The designation, locked for the rest of the transaction (against a concurrent move). */
-    const lockCurrent = SqlSchema.findOne({
-      Request: Schema.Void,
-      Result: RecoveryRow,
-      execute: () => sql`
-        SELECT r.account_id, r.method_id, a.principal_id
-        FROM recovery_designation r JOIN accounts a ON a.id = r.account_id
-        FOR UPDATE OF r
-      `
-    })
+    /** The designation with its account's Principal; `FOR UPDATE OF r` holds it against a concurrent move. */
+    const select = (lock: boolean) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: RecoveryRow,
+        execute: () => sql`
+          SELECT r.account_id, r.method_id, a.principal_id
+          FROM recovery_designation r JOIN accounts a ON a.id = r.account_id
+          ${lock ? sql`FOR UPDATE OF r` : sql``}
+        `
+      })(undefined)
 
     /** Bootstrap's first designation; keeps its SqlError for bootstrap to report. */
     const insert = SqlSchema.void({
@@ -59,10 +51,11 @@ export class RecoveryRepo extends Effect.Service<RecoveryRepo>()("@svc/core/Reco
 
     return {
       /** None: no recovery account is designated. */
-      current: current(undefined).pipe(Effect.orDie),
-      lockCurrent: lockCurrent(undefined).pipe(Effect.catchTag("ParseError", Effect.die)),
+      current: select(false).pipe(Effect.orDie),
+      /** Locked for the rest of the transaction. */
+      lockCurrent: select(true).pipe(Effect.catchTag("ParseError", Effect.die)),
       insert,
-      designate,
+      designate: (row: typeof Designation.Type) => designate(row).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** Whether the designation names this method. */
       namesMethod: (methodId: string) =>
         namesMethod(methodId).pipe(Effect.map((row) => row._tag === "Some"), Effect.catchTag("ParseError", Effect.die))
