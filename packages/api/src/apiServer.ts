@@ -5,8 +5,15 @@ import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
 import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
+import { ExternalSignIn } from "./externalSignIn/service.js"
 import { AccountsLive } from "./accounts/index.js"
+import { Accounts } from "./accounts/accounts.js"
+import { AccountStates } from "./accounts/accountState.js"
+import { Recovery } from "./accounts/recovery.js"
+import { Sessions } from "./accounts/sessions.js"
+import { SignIn } from "./accounts/signIn.js"
 import { ServiceKeysLive } from "./serviceKeys/http.js"
+import { ServiceKeys } from "./serviceKeys/service.js"
 import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
@@ -42,7 +49,14 @@ const FeatureServicesLive = Layer.mergeAll(
   Deployments.Default,
   Provisioning.Default,
   Workspace.Default,
-  Diagnostics.Default
+  Diagnostics.Default,
+  ServiceKeys.Default,
+  Accounts.Default,
+  AccountStates.Default,
+  Recovery.Default,
+  SignIn.Default,
+  Sessions.Default,
+  ExternalSignIn.Default
 )
 
 /**

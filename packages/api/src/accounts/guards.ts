@@ -1,88 +1,81 @@
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { recordAudit } from "@svc/core/audit"
+import { AuditLog } from "@svc/core/audit"
+import { AccountsRepo } from "@svc/core/db"
 import { Forbidden, NotFound, Unauthenticated } from "@svc/core/errors"
 import { type Caller, CurrentCaller, Installation, permission } from "@svc/core/iam"
-import { Effect } from "effect"
-import { type AuthorizationError, authorize } from "../auth/authorize.js"
+import { Effect, Option } from "effect"
+import { Authorization } from "../auth/authorize.js"
 import { holdsEveryGrant } from "./grants.js"
 
 /**
- * Account operations and `/recovery` need a current human Installation administrator (SPEC 4.1,
- * 5.5.4): a service key is 401, a session without `installation:administer` 403.
+ * The guards every account and recovery operation shares, with their dependencies taken once:
+ * who may call (a human Installation administrator), the account lock, the grant-coverage rule
+ * and the transaction whose 403 is audited after the rollback.
  */
-export const requireHumanAdministrator: Effect.Effect<
-  Caller,
-  Unauthenticated | AuthorizationError,
-  CurrentCaller | SqlClient.SqlClient
-> = Effect.gen(function* () {
-  const caller = yield* CurrentCaller
-  if (caller.credential._tag !== "Session") {
-    return yield* new Unauthenticated({ message: "Account management needs a human administrator's session, not a service key." })
-  }
-  yield* authorize(permission("installation", "administer"), Installation)
-  return caller
-})
-
-/** An account row, locked for the rest of the transaction. */
-export interface LockedAccount {
-  readonly id: string
-  readonly principal_id: string
-  readonly disabled: boolean
-  readonly revoked: boolean
-  readonly enrolled: boolean
-  readonly version: number
-}
-
-export const lockAccount = (userId: string): Effect.Effect<LockedAccount, NotFound | SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
+export class AccountGuards extends Effect.Service<AccountGuards>()("@svc/api/AccountGuards", {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<LockedAccount>`
-      SELECT id, principal_id, disabled, revoked_at IS NOT NULL AS revoked, enrolled_at IS NOT NULL AS enrolled, version
-      FROM accounts WHERE id = ${userId}
-      FOR UPDATE
-    `
-    const account = rows[0]
-    if (account === undefined) return yield* new NotFound({ message: "The account does not exist." })
-    return account
-  })
+    const accounts = yield* AccountsRepo
+    const audit = yield* AuditLog
+    const authorization = yield* Authorization
 
-/** SPEC 4.1: mutations with `expectedVersion` need the caller to hold every grant of the target. */
-export const requireEveryGrant = (
-  caller: Caller,
-  targetPrincipalId: string
-): Effect.Effect<void, Forbidden | SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(holdsEveryGrant(caller.principalId, targetPrincipalId), (holds) =>
-    holds
-      ? Effect.void
-      : Effect.fail(new Forbidden({ message: "The caller does not hold every grant of the target account's Principal." })))
+    /**
+     * Account operations and `/recovery` need a current human Installation administrator (SPEC
+     * 4.1, 5.5.4): a service key is 401, a session without `installation:administer` 403.
+     */
+    const requireHumanAdministrator = Effect.gen(function* () {
+      const caller = yield* CurrentCaller
+      if (caller.credential._tag !== "Session") {
+        return yield* new Unauthenticated({ message: "Account management needs a human administrator's session, not a service key." })
+      }
+      yield* authorization.authorize(permission("installation", "administer"), Installation)
+      return caller
+    })
 
-/**
- * Runs `effect` in one transaction (state and audit commit together); a 403 it ends with is
- * audited after the rollback, so the denial is recorded even though nothing else is.
- */
-export const transactional = <A, E extends { readonly _tag: string }, R>(
-  caller: Caller,
-  subject: { readonly kind: string; readonly id: string },
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, SqlError>, R | SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(effect).pipe(
-      Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die),
-      Effect.tapError((error) =>
-        error._tag === "Forbidden"
-          ? Effect.orDie(recordAudit({
-            kind: "authorization.denied",
-            outcome: "denied",
-            actorPrincipalId: caller.principalId,
-            resource: subject,
-            details: { reason: "missing-grants" }
-          }))
-          : Effect.void
-      )
-    ) as Effect.Effect<A, Exclude<E, SqlError>, R | SqlClient.SqlClient>
-  })
+    /** An account row, locked for the rest of the transaction; 404 when there is none. */
+    const lockAccount = (userId: string) =>
+      Effect.flatMap(accounts.lock(userId), Option.match({
+        onNone: () => Effect.fail(new NotFound({ message: "The account does not exist." })),
+        onSome: Effect.succeed
+      }))
+
+    /** SPEC 4.1: mutations with `expectedVersion` need the caller to hold every grant of the target. */
+    const requireEveryGrant = (caller: Caller, targetPrincipalId: string): Effect.Effect<void, Forbidden | SqlError> =>
+      Effect.flatMap(holdsEveryGrant(caller.principalId, targetPrincipalId), (holds) =>
+        holds
+          ? Effect.void
+          : Effect.fail(new Forbidden({ message: "The caller does not hold every grant of the target account's Principal." }))
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+    /**
+     * Runs `effect` in one transaction (state and audit commit together); a 403 it ends with is
+     * audited after the rollback, so the denial is recorded even though nothing else is.
+     */
+    const transactional = <A, E extends { readonly _tag: string }, R>(
+      caller: Caller,
+      subject: { readonly kind: string; readonly id: string },
+      effect: Effect.Effect<A, E, R>
+    ): Effect.Effect<A, Exclude<E, SqlError>, R> =>
+      sql.withTransaction(effect).pipe(
+        Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die),
+        Effect.tapError((error) =>
+          error._tag === "Forbidden"
+            ? Effect.orDie(audit.record({
+              kind: "authorization.denied",
+              outcome: "denied",
+              actorPrincipalId: caller.principalId,
+              resource: subject,
+              details: { reason: "missing-grants" }
+            }))
+            : Effect.void
+        )
+      ) as Effect.Effect<A, Exclude<E, SqlError>, R>
+
+    return { requireHumanAdministrator, lockAccount, requireEveryGrant, transactional }
+  }),
+  dependencies: [AccountsRepo.Default, AuditLog.Default, Authorization.Default]
+}) {}
 
 /** A unique-constraint violation (SQLSTATE 23505) among the causes of a SQL failure. */
 export const isUniqueViolation = (error: unknown): boolean => {

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { SignInFailuresRepo, type WindowCountRow } from "@svc/core/db"
 import { Limits } from "@svc/core/schema"
 import { Data, Duration, Effect } from "effect"
 
@@ -59,36 +60,20 @@ interface KeyState {
 
 const severity: Record<Admission, number> = { evaluate: 0, reserve: 1, refuse: 2 }
 
-/** The attempts of one key (an email digest or a client address) in the window; call under its lock. */
-const keyState = (
-  sql: SqlClient.SqlClient,
-  filter: ReturnType<SqlClient.SqlClient["unsafe"]>,
-  limit: number
-): Effect.Effect<KeyState, SqlError> =>
-  Effect.map(
-    sql<{ attempts: number; evaluations: number; retry_after: number | null }>`
-      WITH recent AS (
-        SELECT at, evaluated FROM sign_in_failures
-        WHERE ${filter} AND at > now() - make_interval(secs => ${WINDOW_SECONDS})
-      )
-      SELECT
-        (SELECT count(*)::int FROM recent) AS attempts,
-        (SELECT count(*)::int FROM recent WHERE evaluated) AS evaluations,
-        (SELECT ceil(extract(epoch FROM (at + make_interval(secs => ${WINDOW_SECONDS}) - now())))::int
-         FROM recent WHERE evaluated ORDER BY at DESC OFFSET ${limit - 1} LIMIT 1) AS retry_after
-    `,
-    (rows) => {
-      const attempts = rows[0]?.attempts ?? 0
-      const evaluations = rows[0]?.evaluations ?? 0
-      const retryAfter = Math.min(WINDOW_SECONDS, Math.max(1, rows[0]?.retry_after ?? 1))
-      const admission: Admission = evaluations < limit ? "evaluate" : evaluations < limit + RESERVE ? "reserve" : "refuse"
-      // `failures` is reported relative to the key's own limit, for the delay.
-      return {
-        admission,
-        state: { throttled: admission !== "evaluate", failures: attempts - limit + LIMIT, retryAfterSeconds: retryAfter }
-      }
-    }
-  )
+/** The admission of one key from its attempts in the window (counted under the key's lock). */
+const keyState = (counted: WindowCountRow, limit: number): KeyState => {
+  const retryAfter = Math.min(WINDOW_SECONDS, Math.max(1, counted.retry_after ?? 1))
+  const admission: Admission = counted.evaluations < limit
+    ? "evaluate"
+    : counted.evaluations < limit + RESERVE
+    ? "reserve"
+    : "refuse"
+  // `failures` is reported relative to the key's own limit, for the delay.
+  return {
+    admission,
+    state: { throttled: admission !== "evaluate", failures: counted.attempts - limit + LIMIT, retryAfterSeconds: retryAfter }
+  }
+}
 
 /** The stricter of two keys' states wins. */
 const stricter = (a: KeyState, b: KeyState): KeyState => {
@@ -104,49 +89,61 @@ const stricter = (a: KeyState, b: KeyState): KeyState => {
   }
 }
 
-// Transaction-scoped advisory locks serialize reservations per key across every replica; they
-// are always taken email first, then address, so two reservations cannot deadlock.
-const lockKey = (sql: SqlClient.SqlClient, key: string) =>
-  sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`
-
-/**
- * Reserves one sign-in attempt before its password is checked: under the locks of its keys,
- * counts the evaluations in the window, decides the admission and records the attempt (as a
- * failure, until `releaseReservation` says otherwise), in one transaction.
- */
-export const reserveAttempt = (
-  emailDigest: Buffer,
-  clientAddress: string | null = null
-): Effect.Effect<Reservation, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
+/** Reserving and releasing sign-in attempts, with the SqlClient (for the transaction) and the repository taken once. */
+export class SignInThrottle extends Effect.Service<SignInThrottle>()("@svc/api/SignInThrottle", {
+  effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const reserved = yield* sql.withTransaction(
-      Effect.gen(function* () {
-        yield* lockKey(sql, `sign-in:email:${emailDigest.toString("hex")}`)
-        const byEmail = yield* keyState(sql, sql`email_digest = ${emailDigest}`, LIMIT)
-        let decided = byEmail
-        if (clientAddress !== null) {
-          yield* lockKey(sql, `sign-in:address:${clientAddress}`)
-          decided = stricter(byEmail, yield* keyState(sql, sql`client_address = ${clientAddress}`, ADDRESS_LIMIT))
-        }
-        const rows = yield* sql<{ id: string }>`
-          INSERT INTO sign_in_failures (email_digest, client_address, evaluated)
-          VALUES (${emailDigest}, ${clientAddress}, ${decided.admission !== "refuse"})
-          RETURNING id::text AS id
-        `
-        return { id: rows[0]!.id, admission: decided.admission, state: decided.state }
-      })
-    )
-    yield* sql`DELETE FROM sign_in_failures WHERE at < now() - ${RETENTION}::interval`
-    return reserved
-  }).pipe(Effect.withSpan("SignIn.reserveAttempt"))
+    const failures = yield* SignInFailuresRepo
 
-/** A reserved attempt signed in: it is not a failure. */
-export const releaseReservation = (id: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM sign_in_failures WHERE id = ${id}::bigint`).pipe(
-    Effect.asVoid,
-    Effect.withSpan("SignIn.releaseReservation")
-  )
+    const counted = (key: { readonly emailDigest: Buffer } | { readonly clientAddress: string }, limit: number) =>
+      Effect.map(
+        failures.countWindow({
+          email_digest: "emailDigest" in key ? key.emailDigest : null,
+          client_address: "clientAddress" in key ? key.clientAddress : null,
+          window_seconds: WINDOW_SECONDS,
+          limit
+        }),
+        (row) => keyState(row, limit)
+      )
+
+    /**
+     * Reserves one sign-in attempt before its password is checked: under the locks of its keys,
+     * counts the evaluations in the window, decides the admission and records the attempt (as a
+     * failure, until `release` says otherwise), in one transaction. The advisory locks are
+     * transaction-scoped and always taken email first, then address, so two reservations cannot
+     * deadlock.
+     */
+    const reserve = (emailDigest: Buffer, clientAddress: string | null = null): Effect.Effect<Reservation, SqlError> =>
+      Effect.gen(function* () {
+        const reserved = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* failures.lockKey(`sign-in:email:${emailDigest.toString("hex")}`)
+            const byEmail = yield* counted({ emailDigest }, LIMIT)
+            let decided = byEmail
+            if (clientAddress !== null) {
+              yield* failures.lockKey(`sign-in:address:${clientAddress}`)
+              decided = stricter(byEmail, yield* counted({ clientAddress }, ADDRESS_LIMIT))
+            }
+            const row = yield* failures.insert({
+              email_digest: emailDigest,
+              client_address: clientAddress,
+              evaluated: decided.admission !== "refuse"
+            })
+            return { id: row.id, admission: decided.admission, state: decided.state }
+          })
+        )
+        yield* failures.prune(RETENTION)
+        return reserved
+      }).pipe(Effect.withSpan("SignIn.reserveAttempt"))
+
+    /** A reserved attempt signed in: it is not a failure. */
+    const release = (id: string): Effect.Effect<void, SqlError> =>
+      failures.release(id).pipe(Effect.withSpan("SignIn.releaseReservation"))
+
+    return { reserve, release }
+  }),
+  dependencies: [SignInFailuresRepo.Default]
+}) {}
 
 /**
  * How long a throttled attempt waits before its 429: one second for the first attempt over the

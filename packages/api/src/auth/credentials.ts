@@ -1,7 +1,25 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type Caller, digestOf } from "@svc/core/iam"
-import { Effect, Option } from "effect"
+import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, UserId } from "@svc/core/schema"
+import { Effect, Option, Schema } from "effect"
+
+// On the hot path of every authenticated request: one statement per credential, as before the
+// rows were decoded. A row that does not decode is a defect (the schema and the table disagree).
+
+const ServiceKeyCredentialRow = Schema.Struct({
+  id: ServiceKeyId,
+  principal_id: ServicePrincipalId,
+  key_namespace: Schema.NullOr(NamespaceId),
+  principal_namespace: Schema.NullOr(NamespaceId)
+})
+
+const SessionCredentialRow = Schema.Struct({
+  id: SessionId,
+  session_key: Schema.String,
+  account_id: UserId,
+  principal_id: PrincipalId
+})
 
 /**
  * Resolves a service key from storage on every request: active (not revoked, not expired), of a
@@ -13,15 +31,19 @@ export const resolveServiceKey = (
 ): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string; principal_id: string; key_namespace: string | null; principal_namespace: string | null }>`
-      SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
-             p.namespace_id AS principal_namespace
-      FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
-      WHERE k.digest = ${digestOf(key)} AND k.revoked_at IS NULL AND k.expires_at > now()
-        AND p.deleted_at IS NULL AND p.kind = 'service'
-    `
-    const row = rows[0]
-    if (row === undefined) return Option.none()
+    const found = yield* SqlSchema.findOne({
+      Request: Schema.Uint8ArrayFromSelf,
+      Result: ServiceKeyCredentialRow,
+      execute: (digest) => sql`
+        SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
+               p.namespace_id AS principal_namespace
+        FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
+        WHERE k.digest = ${digest} AND k.revoked_at IS NULL AND k.expires_at > now()
+          AND p.deleted_at IS NULL AND p.kind = 'service'
+      `
+    })(digestOf(key)).pipe(Effect.catchTag("ParseError", Effect.die))
+    if (Option.isNone(found)) return Option.none()
+    const row = found.value
     if (row.key_namespace !== row.principal_namespace) return Option.some("scope-changed" as const)
     return Option.some({
       principalId: row.principal_id,
@@ -37,16 +59,20 @@ export const resolveSession = (
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string; session_key: string; account_id: string; principal_id: string }>`
-      SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
-      FROM sessions s
-        JOIN accounts a ON a.id = s.account_id
-        JOIN principals p ON p.id = a.principal_id
-      WHERE s.token_digest = ${digestOf(token)} AND s.revoked_at IS NULL AND s.expires_at > now()
-        AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
-    `
-    const row = rows[0]
-    if (row === undefined) return Option.none()
+    const found = yield* SqlSchema.findOne({
+      Request: Schema.Uint8ArrayFromSelf,
+      Result: SessionCredentialRow,
+      execute: (digest) => sql`
+        SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
+        FROM sessions s
+          JOIN accounts a ON a.id = s.account_id
+          JOIN principals p ON p.id = a.principal_id
+        WHERE s.token_digest = ${digest} AND s.revoked_at IS NULL AND s.expires_at > now()
+          AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
+      `
+    })(digestOf(token)).pipe(Effect.catchTag("ParseError", Effect.die))
+    if (Option.isNone(found)) return Option.none()
+    const row = found.value
     return Option.some({
       principalId: row.principal_id,
       kind: "human",

@@ -8,8 +8,7 @@ export {
   clearSessionCookie,
   issueSession,
   type IssuedSession,
-  revokeAccountSessions,
-  revokeSession,
   SESSION_TTL,
-  setSessionCookie
+  setSessionCookie,
+  storeSession
 } from "./sessions.js"

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { digestOf, newOpaqueId, newToken } from "@svc/core/iam"
 import { SessionId } from "@svc/core/schema"
+import { SessionsRepo } from "@svc/core/db"
 import { Duration, Effect } from "effect"
 import type { AuthSettingsShape } from "./settings.js"
 
@@ -18,36 +19,34 @@ export interface IssuedSession {
   readonly expiresAt: Date
 }
 
-/** Creates a session for an account with the ambient SqlClient (joins the caller's transaction). */
-export const issueSession = (accountId: string): Effect.Effect<IssuedSession, SqlError, SqlClient.SqlClient> =>
+/**
+ * Stores a new session for an account through the repository (joins the caller's transaction):
+ * only the digest of the cookie value is kept.
+ */
+export const storeSession = (
+  sessions: SessionsRepo,
+  accountId: string
+): Effect.Effect<IssuedSession, SqlError> =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const session = {
       id: SessionId.make(),
       token: newToken("svcs"),
       sessionKey: newOpaqueId(),
       expiresAt: new Date(Date.now() + Duration.toMillis(SESSION_TTL))
     }
-    yield* sql`
-      INSERT INTO sessions (id, token_digest, session_key, account_id, expires_at)
-      VALUES (${session.id}, ${digestOf(session.token)}, ${session.sessionKey}, ${accountId}, ${session.expiresAt})
-    `
+    yield* sessions.insert({
+      id: session.id,
+      token_digest: digestOf(session.token),
+      session_key: session.sessionKey,
+      account_id: accountId,
+      expires_at: session.expiresAt
+    })
     return session
   }).pipe(Effect.withSpan("Sessions.issue"))
 
-/** Revokes one session; later requests with it get 401. */
-export const revokeSession = (sessionId: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`
-  }).pipe(Effect.withSpan("Sessions.revoke"))
-
-/** Revokes every session of an account (account revoke, disable). */
-export const revokeAccountSessions = (accountId: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE sessions SET revoked_at = now() WHERE account_id = ${accountId} AND revoked_at IS NULL`
-  }).pipe(Effect.withSpan("Sessions.revokeAccount"))
+/** `storeSession` with the ambient SqlClient, for tools and tests that seed sessions. */
+export const issueSession = (accountId: string): Effect.Effect<IssuedSession, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SessionsRepo, (sessions) => storeSession(sessions, accountId)).pipe(Effect.provide(SessionsRepo.Default))
 
 const cookieOptions = (settings: AuthSettingsShape) => ({
   httpOnly: true,

@@ -1,7 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
 import type { BootstrapSettings, Environment } from "@svc/core/config"
-import { BindingsRepo, InstallationRepo, Migrations, PrincipalsRepo } from "@svc/core/db"
+import {
+  AccountsRepo,
+  BindingsRepo,
+  InstallationRepo,
+  Migrations,
+  PrincipalsRepo,
+  RecoveryRepo,
+  ServiceKeysRepo
+} from "@svc/core/db"
 import { BuiltinRoles } from "@svc/core/iam"
 import {
   BindingId,
@@ -17,7 +25,7 @@ import { createNamespace } from "@svc/core/tenancy"
 import { Data, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { hashPassword } from "../auth/passwords.js"
-import { insertServiceKey } from "../serviceKeys/store.js"
+import { newServiceKey } from "../serviceKeys/store.js"
 import { checkOutputTarget, OutputFileError, writeOutputFile } from "./outputFiles.js"
 
 /** SPEC 5.6: the bootstrap key's name and lifetime; the initial Namespace's name. */
@@ -53,10 +61,17 @@ export class BootstrapError extends Data.TaggedError("BootstrapError")<{
 }
 
 /**
- * The repositories of the tables bootstrap writes besides accounts, Namespaces and service keys;
- * each process that runs bootstrap provides them (with its SqlClient).
+ * The repositories of the tables bootstrap writes besides Namespaces; each process that runs
+ * bootstrap provides them (with its SqlClient).
  */
-export const BootstrapReposLive = Layer.mergeAll(InstallationRepo.Default, PrincipalsRepo.Default, BindingsRepo.Default)
+export const BootstrapReposLive = Layer.mergeAll(
+  InstallationRepo.Default,
+  AccountsRepo.Default,
+  RecoveryRepo.Default,
+  PrincipalsRepo.Default,
+  BindingsRepo.Default,
+  ServiceKeysRepo.Default
+)
 
 const currentInstallation = Effect.flatMap(InstallationRepo, (installation) => installation.current)
 
@@ -101,26 +116,25 @@ const toBootstrapError = (error: unknown): BootstrapError => {
  */
 const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: string, passwordHash: string) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const principals = yield* PrincipalsRepo
     const bindings = yield* BindingsRepo
+    const accounts = yield* AccountsRepo
+    const recovery = yield* RecoveryRepo
     const inserted = yield* Effect.flatMap(InstallationRepo, (installation) => installation.insert(ids.installationId))
     if (!inserted) return undefined
     const production = input.env === "production"
 
     yield* principals.insertHuman({ id: ids.adminPrincipalId, name: "Administrator" })
-    yield* sql`
-      INSERT INTO accounts (id, principal_id, email, name, enrolled_at)
-      VALUES (${ids.adminUserId}, ${ids.adminPrincipalId}, ${input.adminEmail}, 'Administrator', now())
-    `
-    yield* sql`
-      INSERT INTO account_methods (id, account_id, provider_id, subject, password_hash)
-      VALUES (${ids.adminMethodId}, ${ids.adminUserId}, 'password', ${input.adminEmail}, ${passwordHash})
-    `
+    yield* accounts.insert({ id: ids.adminUserId, principal_id: ids.adminPrincipalId, email: input.adminEmail, name: "Administrator" })
+    yield* accounts.insertMethod({
+      id: ids.adminMethodId,
+      account_id: ids.adminUserId,
+      provider_id: "password",
+      subject: input.adminEmail,
+      password_hash: passwordHash
+    })
     // The first administrator is the recovery account until it is moved (SPEC 5.7).
-    yield* sql`
-      INSERT INTO recovery_designation (account_id, method_id) VALUES (${ids.adminUserId}, ${ids.adminMethodId})
-    `
+    yield* recovery.insert({ account_id: ids.adminUserId, method_id: ids.adminMethodId })
     // The service identity: no email, password, session, Namespace or Agent owner.
     yield* principals.insertService({ id: ids.servicePrincipalId, namespace_id: null, name: "bootstrap service administrator" })
     const role = BuiltinRoles.installationAdmin.id
@@ -128,14 +142,17 @@ const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: 
       yield* bindings.insertOnInstallation({ id: BindingId.make(), principal_id: principalId, role_id: role })
     }
     const namespace = yield* createNamespace({ name: DEFAULT_NAMESPACE })
-    const key = yield* insertServiceKey({
-      id: ids.serviceKeyId,
-      servicePrincipalId: ids.servicePrincipalId,
-      namespaceId: null,
-      name: BOOTSTRAP_KEY_NAME,
-      expiresInSeconds: BOOTSTRAP_KEY_SECONDS,
-      issuedBy: null
-    })
+    const { key, digest } = newServiceKey()
+    const stored = yield* Effect.flatMap(ServiceKeysRepo, (keys) =>
+      keys.insert({
+        id: ids.serviceKeyId,
+        service_principal_id: ids.servicePrincipalId,
+        namespace_id: null,
+        name: BOOTSTRAP_KEY_NAME,
+        digest,
+        expires_in_seconds: BOOTSTRAP_KEY_SECONDS,
+        issued_by: null
+      }))
     yield* recordAudit({
       kind: "installation.bootstrapped",
       outcome: "success",
@@ -157,8 +174,8 @@ const bootstrapTransaction = (input: BootstrapInput, ids: PlannedIds, password: 
         id: ids.serviceKeyId,
         servicePrincipalId: ids.servicePrincipalId,
         name: BOOTSTRAP_KEY_NAME,
-        expiresAt: key.expiresAt.toISOString(),
-        key: key.key
+        expiresAt: stored.expires_at.toISOString(),
+        key
       },
       meta: { installationId: ids.installationId }
     }

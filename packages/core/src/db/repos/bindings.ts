@@ -75,6 +75,16 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
       `
     })
 
+    /** Whether the principal holds the Role on the Installation itself. */
+    const heldOnInstallation = SqlSchema.findOne({
+      Request: Schema.Struct({ principal_id: Schema.String, role_id: Schema.String }),
+      Result: Schema.Struct({ id: BindingId }),
+      execute: (key) => sql`
+        SELECT id FROM access_bindings
+        WHERE principal_id = ${key.principal_id} AND role_id = ${key.role_id} AND resource_kind = 'installation'
+      `
+    })
+
     const find = SqlSchema.findOne({
       Request: BindingKey,
       Result: BindingRow,
@@ -171,6 +181,8 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
     return {
       insert,
       insertOnInstallation,
+      holdsOnInstallation: (key: { readonly principal_id: string; readonly role_id: string }) =>
+        heldOnInstallation(key).pipe(Effect.map(Option.isSome), Effect.catchTag("ParseError", Effect.die)),
       find: (key: typeof BindingKey.Type) => find(key).pipe(Effect.orDie),
       page,
       /** The principal and Role of the removed binding; None when there was none. */

@@ -19,6 +19,12 @@ export type ServicePrincipalRow = typeof ServicePrincipalRow.Type
 const Scope = Schema.NullOr(NamespaceId)
 const InsertServicePrincipal = Schema.Struct({ id: ServicePrincipalId, namespace_id: Scope, name: Schema.String })
 const ServicePrincipalKey = Schema.Struct({ id: ServicePrincipalId, namespace_id: Scope })
+/** A live principal of any kind; a service principal's id is branded as such. */
+export const LivePrincipalRow = Schema.Union(
+  Schema.Struct({ id: ServicePrincipalId, kind: Schema.Literal("service"), namespace_id: Scope }),
+  Schema.Struct({ id: Schema.String, kind: Schema.Literal("human", "agent"), namespace_id: Scope })
+)
+export type LivePrincipalRow = typeof LivePrincipalRow.Type
 const ServicePrincipalPage = Schema.Struct({
   namespace_id: Scope,
   after: Schema.optional(Schema.String),
@@ -91,6 +97,13 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
       `
     })
 
+    /** Keeps its SqlError: service-key issuance answers its own 503. */
+    const findLive = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: LivePrincipalRow,
+      execute: (id) => sql`SELECT id, kind, namespace_id FROM principals WHERE id = ${id} AND deleted_at IS NULL`
+    })
+
     /** A human Principal, Installation-wide; keeps its SqlError for bootstrap to report. */
     const insertHuman = SqlSchema.void({
       Request: Schema.Struct({ id: PrincipalId, name: Schema.String }),
@@ -99,6 +112,7 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
 
     return {
       insertHuman,
+      findLive: (id: string) => findLive(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       lockLive: (id: string) => lockLive(id).pipe(Effect.orDie),
       insertService,
       pageService: (request: typeof ServicePrincipalPage.Type) => pageService(request).pipe(Effect.orDie),

@@ -91,11 +91,19 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("@svc/core/RolesRepo"
         `
       })(request).pipe(Effect.orDie)
 
+    /** An Installation-scoped Role (built-in or not), by id. */
+    const findInstallationRole = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: RoleId }),
+      execute: (id) => sql`SELECT id FROM roles WHERE id = ${id} AND namespace_id IS NULL`
+    })
+
     const remove = SqlSchema.void({ Request: RoleId, execute: (id) => sql`DELETE FROM roles WHERE id = ${id}` })
 
     return {
       insert,
       findBindable,
+      findInstallationRole: (id: string) => findInstallationRole(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       page,
       remove: (id: RoleId) => remove(id).pipe(Effect.orDie)
     }

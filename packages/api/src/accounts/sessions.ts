@@ -1,0 +1,50 @@
+import { HttpApp } from "@effect/platform"
+import { InspectedSession } from "@svc/core/api"
+import { AccountsRepo, SessionsRepo } from "@svc/core/db"
+import { DependencyUnavailable, Unauthenticated } from "@svc/core/errors"
+import { CurrentCaller } from "@svc/core/iam"
+import { Effect, Option } from "effect"
+import { clearSessionCookie } from "../auth/sessions.js"
+import { AuthSettings } from "../auth/settings.js"
+import { anyExternalProvider, enabledProviders } from "./providers.js"
+
+/** The caller's own session: sign-out, what the session is, and which providers are on. */
+export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
+  effect: Effect.gen(function* () {
+    const accounts = yield* AccountsRepo
+    const sessions = yield* SessionsRepo
+    const settings = yield* AuthSettings
+    const providers = yield* enabledProviders
+    const sessionBinding = anyExternalProvider(providers)
+
+    const signOut = Effect.fn("Sessions.signOut")(function* () {
+      const caller = yield* CurrentCaller
+      if (caller.credential._tag !== "Session") {
+        return yield* new Unauthenticated({ message: "Sign-out needs a session." })
+      }
+      yield* sessions.revoke(caller.credential.sessionId).pipe(Effect.orDie)
+      yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.orDie(clearSessionCookie(response, settings)))
+      return {}
+    })
+
+    /** The inspected session's account, or null without one (SessionInspection ran first). */
+    const current = Effect.fn("Sessions.current")(function* () {
+      const inspected = yield* InspectedSession
+      if (Option.isNone(inspected)) return null
+      const credential = inspected.value.credential
+      if (credential._tag !== "Session") return null
+      const account = yield* accounts.findProfile(credential.accountId).pipe(
+        Effect.catchTag("SqlError", () =>
+          Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." })))
+      )
+      if (Option.isNone(account)) return yield* new Unauthenticated({ message: "The session is invalid, expired or revoked." })
+      const { id, email, name } = account.value
+      return { authenticated: true as const, sessionKey: credential.sessionKey, id, email, name }
+    })
+
+    const enabled = () => Effect.succeed({ codehost: providers.codehost, idprovider: providers.idprovider, sessionBinding })
+
+    return { signOut, current, providers: enabled }
+  }),
+  dependencies: [AccountsRepo.Default, SessionsRepo.Default]
+}) {}
