@@ -4,9 +4,9 @@ import { SvcApi } from "@svc/core/api"
 import { AuthenticationLive, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
-import { ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
+import { BrowserOriginLive, ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { ExternalSignIn } from "./externalSignIn/service.js"
-import { AccountsLive } from "./accounts/index.js"
+import { AccountReadOriginLive, AccountsLive, SessionInspectionLive, SignInOriginLive } from "./accounts/index.js"
 import { Accounts } from "./accounts/accounts.js"
 import { AccountStates } from "./accounts/accountState.js"
 import { Recovery } from "./accounts/recovery.js"
@@ -60,11 +60,13 @@ const FeatureServicesLive = Layer.mergeAll(
 )
 
 /**
- * Every HTTP group of the service, wired, with the authentication middleware they share.
+ * Every HTTP group of the service, wired, with the middlewares they use (authentication, the
+ * sign-in and account-read Origin checks, session inspection, the provider flows' Origin).
  * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
   Layer.provide(FeatureServicesLive),
+  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive)),
   Layer.provideMerge(AuthenticationLive)
 )
 

@@ -1,12 +1,10 @@
 /** Accounts and sessions under /api/auth (SPEC 4.1 without service keys and provider flows). */
 import { Layer } from "effect"
 import { AuthAccountsLive } from "./accountsHttp.js"
-import { AccountReadOriginLive, SessionInspectionLive, SignInOriginLive } from "./middleware.js"
 import { AuthSessionsLive } from "./sessionsHttp.js"
 
 export { AuthAccountsApi, AuthSessionsApi } from "@svc/core/api"
+export { AccountReadOriginLive, SessionInspectionLive, SignInOriginLive } from "./middleware.js"
 
-/** Both groups with the middlewares only they use; needs an SqlClient and AuthSettings. */
-export const AccountsLive = Layer.mergeAll(AuthSessionsLive, AuthAccountsLive).pipe(
-  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive))
-)
+/** Both groups; their middlewares (sign-in Origin, account-read Origin, session inspection) are wired in the composition. */
+export const AccountsLive = Layer.mergeAll(AuthSessionsLive, AuthAccountsLive)

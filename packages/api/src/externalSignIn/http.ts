@@ -26,4 +26,4 @@ export const ExternalSignInLive = HttpApiBuilder.group(SvcApi, "externalSignIn",
       .handle("idproviderCallback", ({ request }) => signIn.callback("idprovider", request))
       .handle("idproviderResult", ({ payload, request }) => signIn.result("idprovider", request, payload.attemptId))
   )
-).pipe(Layer.provide(BrowserOriginLive))
+)
