@@ -90,7 +90,7 @@ const apiPipeline = (options: ServerOptions) => {
     : httpPipeline(SvcApi, ApiGroupsLive, options)
 }
 
-/** Logs the address once the server listens (with port 0, the port it was given). */
+/** Logs the address the server listens on (with port 0, the port it was given). */
 const logListening = Layer.effectDiscard(
   HttpServer.addressFormattedWith((url) => Effect.logInfo(`svc api listening on ${url}`).pipe(Effect.annotateLogs({ url })))
 )
@@ -98,11 +98,12 @@ const logListening = Layer.effectDiscard(
 /**
  * The API server of the service: needs an SqlClient, the ProcessConfiguration (SVC_BASE_URL
  * for external sign-in, `ExternalSignInSettings.fromConfiguration`), and the Secret and Compute
- * Drivers its main.ts selects.
+ * Drivers its main.ts selects. "listening" is logged once the app serves requests, not when the
+ * socket opens: the handler groups and their services are built in between.
  */
 export const ApiServerLive = (options: ServerOptions) =>
-  Layer.merge(apiPipeline(options), logListening).pipe(
-    Layer.provide(listen(options)),
+  logListening.pipe(
+    Layer.provide(apiPipeline(options).pipe(Layer.provideMerge(listen(options)))),
     Layer.provide(Layer.succeed(AuthSettings, options.auth)),
     Layer.provide(ExternalSignInSettings.fromConfiguration),
     Layer.provide(Layer.succeed(InstallationConfiguration, options.installation ?? defaultInstallationConfig))

@@ -1,4 +1,4 @@
-import { createServer, type Server, STATUS_CODES } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { RequestId } from "../schema/index.js"
 
@@ -43,9 +43,38 @@ export const answerClientError = (error: Error & { readonly code?: string }, soc
   )
 }
 
-/** A node HTTP server whose protocol-level refusals are in the envelope too. */
+/**
+ * The server listens as soon as its layer is built, but the app is attached (a `request`
+ * listener of the platform) only once every handler group and service is built, and detached
+ * first at shutdown. A request in between would have no listener and hang until the client gave
+ * up; it is answered 503 DEPENDENCY_UNAVAILABLE with `Retry-After` instead. Registered first,
+ * this listener stays silent whenever another one serves the request.
+ */
+export const answerUnserved = (server: Server) => (_request: IncomingMessage, response: ServerResponse): void => {
+  if (server.listenerCount("request") > 1) return
+  const requestId = RequestId.make()
+  const body = JSON.stringify({
+    error: { code: "DEPENDENCY_UNAVAILABLE", message: "The server is starting or stopping; retry shortly." },
+    meta: { requestId }
+  })
+  response.writeHead(503, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "x-request-id": requestId,
+    "cache-control": "no-store",
+    "retry-after": "1",
+    connection: "close"
+  })
+  response.end(body)
+}
+
+/**
+ * A node HTTP server whose protocol-level refusals, and requests that arrive while no app
+ * serves it, are in the envelope too.
+ */
 export const createEnvelopedServer = (): Server => {
   const server = createServer()
   server.on("clientError", answerClientError)
+  server.on("request", answerUnserved(server))
   return server
 }

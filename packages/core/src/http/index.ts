@@ -3,7 +3,7 @@
  * on every response, error mapping, JSON body checks, OpenAPI. @effect/platform only.
  */
 export { withApiErrors } from "../api/apiErrors.js"
-export { answerClientError, createEnvelopedServer } from "./clientError.js"
+export { answerClientError, answerUnserved, createEnvelopedServer } from "./clientError.js"
 export { API_TITLE, API_VERSION, documented } from "../api/documented.js"
 export { type FrameworkError, handleErrors } from "./errorHandling.js"
 export { BodyLimit, JsonBodyLive, WorkspaceWriteBodyLive } from "./jsonBody.js"
