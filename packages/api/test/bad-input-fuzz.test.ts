@@ -356,6 +356,6 @@ describe("bad input on every tenancy and Agent create and update route", () => {
             )
           )
         }
-      }))
+      }), 300_000) // 12 routes x 60 runs x 2 properties: ~30 s alone, near a minute on a busy 2-core host
   })
 })
