@@ -48,21 +48,12 @@ import { probeModel } from "./modelProbe.js"
 import { assignPort, defaultPortRange, hostPortRegistry, type PortRange, releasePort } from "./ports.js"
 import { awaitReady, probeHealth } from "./readiness.js"
 import { isInstalled, locateRuntime, runtimePaths } from "./runtime.js"
-import { readWorkspace, WorkspaceFileMissing, WorkspaceFileRefused, workspaceFile, writeWorkspace } from "./workspaceFiles.js"
+import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
+import { workspaceFile, writeWorkspace } from "./workspaceFiles.js"
+import { makeWorkspaceAccess } from "./gatewayWorkspace.js"
+import { findLiveGateways } from "./liveGateways.js"
 
-export const GatewayCodes = {
-  GATEWAY_CONFIG_REJECTED: "GATEWAY_CONFIG_REJECTED",
-  GATEWAY_EXITED: "GATEWAY_EXITED",
-  GATEWAY_START_TIMEOUT: "GATEWAY_START_TIMEOUT",
-  GATEWAY_NOT_RUNNING: "GATEWAY_NOT_RUNNING",
-  GATEWAY_SPEC_INVALID: "GATEWAY_SPEC_INVALID",
-  GATEWAY_HOST_FAILURE: "GATEWAY_HOST_FAILURE",
-  NAMESPACE_RUNTIME_MISSING: "NAMESPACE_RUNTIME_MISSING",
-  RUNTIME_AUTHENTICATION_FAILED: "RUNTIME_AUTHENTICATION_FAILED",
-  MODEL_PROBE_FAILED: "MODEL_PROBE_FAILED",
-  WORKSPACE_FILE_NOT_FOUND: "WORKSPACE_FILE_NOT_FOUND",
-  WORKSPACE_PATH_INVALID: "WORKSPACE_PATH_INVALID"
-} as const
+export { GatewayCodes } from "./gatewayFailures.js"
 
 export interface LocalGatewayOptions {
   readonly dataDir: string
@@ -96,21 +87,6 @@ type AgentHalf = Pick<
   | "privateEndpoint"
   | "liveGateways"
 >
-
-const failure = (code: string, message: string, permanent: boolean) => new ComputeFailure({ code, message, permanent })
-
-/** A host-side problem (file system, signals): logged with its cause, retried. */
-const hostFailure = (operation: string, ref: GatewayRef) => (cause: unknown) =>
-  Effect.logWarning("local compute: gateway operation failed", { operation, ...ref, cause: String(cause) }).pipe(
-    Effect.zipRight(
-      Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateway could not be managed on this host.", false))
-    )
-  )
-
-const host = <A>(operation: string, ref: GatewayRef, run: () => Promise<A>): Effect.Effect<A, ComputeFailure> =>
-  Effect.tryPromise(run).pipe(Effect.catchAll(hostFailure(operation, ref)))
-
-const namespaceDir = (dataDir: string, namespaceId: string) => path.join(dataDir, "namespaces", namespaceId)
 
 export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
   const readinessTimeout = options.readinessTimeout ?? Duration.seconds(120)
@@ -357,45 +333,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       ]
     })
 
-  const fileOf = (ref: GatewayRef, relative: string) =>
-    Effect.gen(function* () {
-      const layout = yield* layoutOf(ref)
-      const file = workspaceFile(layout.workspace, relative)
-      if (file === undefined) {
-        return yield* failure(GatewayCodes.WORKSPACE_PATH_INVALID, "The workspace file name is not acceptable.", true)
-      }
-      const prepared = yield* Effect.promise(() => fs.stat(layout.workspace).then(() => true, () => false))
-      if (!prepared) return yield* failure(GatewayCodes.GATEWAY_NOT_RUNNING, "The Agent has no gateway on this host.", false)
-      return { layout, file }
-    })
-
-  const workspaceFailure = (operation: string, ref: GatewayRef) => (cause: unknown) =>
-    cause instanceof WorkspaceFileMissing
-      ? Effect.fail(failure(GatewayCodes.WORKSPACE_FILE_NOT_FOUND, "The workspace file does not exist.", true))
-      : cause instanceof WorkspaceFileRefused
-      ? Effect.fail(failure(GatewayCodes.WORKSPACE_PATH_INVALID, "The workspace file name is not acceptable.", true))
-      : hostFailure(operation, ref)(cause)
-
-  const readWorkspaceFile: AgentHalf["readWorkspaceFile"] = (ref, relative) =>
-    fileOf(ref, relative).pipe(
-      Effect.flatMap(({ file, layout }) =>
-        Effect.tryPromise({ try: () => readWorkspace(layout.workspace, file), catch: (cause) => cause }).pipe(
-          Effect.catchAll(workspaceFailure("read-workspace", ref))
-        )
-      )
-    )
-
-  const writeWorkspaceFile: AgentHalf["writeWorkspaceFile"] = (ref, relative, content) =>
-    fileOf(ref, relative).pipe(
-      Effect.flatMap(({ file, layout }) =>
-        Effect.tryPromise({
-          try: async () => writeWorkspace(layout.workspace, file, content, await ownerOf(layout)),
-          catch: (cause) => cause
-        }).pipe(
-          Effect.catchAll(workspaceFailure("write-workspace", ref))
-        )
-      )
-    )
+  const { readWorkspaceFile, writeWorkspaceFile } = makeWorkspaceAccess(layoutOf, ownerOf)
 
   const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) =>
     Effect.gen(function* () {
@@ -407,31 +345,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       return endpointOf(record)
     })
 
-  /** Every `<dataDir>/namespaces/<ns>/agents/<agent>/gateway.json` whose process is ours and alive. */
-  const liveGateways: AgentHalf["liveGateways"] = Effect.tryPromise(async () => {
-    const root = path.join(options.dataDir, "namespaces")
-    const found: Array<GatewayRef> = []
-    const list = (dir: string) => fs.readdir(dir).catch(() => [] as Array<string>)
-    for (const namespaceId of await list(root)) {
-      if (!isSafeSegment(namespaceId)) continue
-      for (const agentId of await list(path.join(root, namespaceId, "agents"))) {
-        if (!isSafeSegment(agentId)) continue
-        const layout = agentLayout(namespaceDir(options.dataDir, namespaceId), agentId)
-        const record = await readRecord(layout)
-        if (record !== undefined && (await isOurGateway(record.pid, layout))) {
-          found.push({ namespaceId: namespaceId as GatewayRef["namespaceId"], agentId, revisionId: record.revisionId })
-        }
-      }
-    }
-    return found
-  }).pipe(
-    Effect.catchAll((cause) =>
-      Effect.logWarning("local compute: gateways could not be listed", { cause: String(cause) }).pipe(
-        Effect.zipRight(Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateways on this host could not be listed.", false)))
-      )
-    ),
-    Effect.withSpan("LocalCompute.liveGateways")
-  )
+  const liveGateways = findLiveGateways(options.dataDir)
 
   return {
     liveGateways,
