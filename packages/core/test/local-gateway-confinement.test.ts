@@ -114,62 +114,74 @@ afterAll(async () => {
   if (dataDir !== undefined) await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-describe.skipIf(!isRoot)("gateway confinement on a real OpenClaw gateway (service runs as root)", () => {
-  it.live("a gateway's user reaches neither another Agent, nor the service's files, nor another gateway's environment", () =>
-    Effect.gen(function* () {
-      yield* driver.startGateway({ ...spec("alpha", {}), modelProbe: {} })
-      yield* driver.startGateway(spec("beta", { BETA_SECRET }))
-      yield* driver.writeWorkspaceFile(ref("beta"), "USER.md", new TextEncoder().encode(`${BETA_SECRET}\n`))
-      const alpha = yield* Effect.promise(() => recordOf("alpha"))
-      const beta = yield* Effect.promise(() => recordOf("beta"))
-      const alphaUser = yield* Effect.promise(() => Compute.lookupGatewayUser(Compute.gatewayUserName(layoutOf("alpha").root)))
-      const betaUser = yield* Effect.promise(() => Compute.lookupGatewayUser(Compute.gatewayUserName(layoutOf("beta").root)))
-      expect(alphaUser?.uid).toBeGreaterThan(0)
-      expect(betaUser?.uid).toBeGreaterThan(0)
-      expect(alphaUser?.uid).not.toBe(betaUser?.uid)
+if (isRoot) {
+  describe("gateway confinement on a real OpenClaw gateway (service runs as root)", () => {
+    it.live("a gateway's user reaches neither another Agent, nor the service's files, nor another gateway's environment", () =>
+      Effect.gen(function* () {
+        yield* driver.startGateway({ ...spec("alpha", {}), modelProbe: {} })
+        yield* driver.startGateway(spec("beta", { BETA_SECRET }))
+        yield* driver.writeWorkspaceFile(ref("beta"), "USER.md", new TextEncoder().encode(`${BETA_SECRET}\n`))
+        const alpha = yield* Effect.promise(() => recordOf("alpha"))
+        const beta = yield* Effect.promise(() => recordOf("beta"))
+        const alphaUser = yield* Effect.promise(() => Compute.lookupGatewayUser(Compute.gatewayUserName(layoutOf("alpha").root)))
+        const betaUser = yield* Effect.promise(() => Compute.lookupGatewayUser(Compute.gatewayUserName(layoutOf("beta").root)))
+        expect(alphaUser?.uid).toBeGreaterThan(0)
+        expect(betaUser?.uid).toBeGreaterThan(0)
+        expect(alphaUser?.uid).not.toBe(betaUser?.uid)
 
-      // Every process of the gateway but its launcher runs as the Agent's user, never as root.
-      const processes = yield* Effect.promise(() => groupProcesses(alpha.pid))
-      const gatewayProcesses = processes.filter((p) => !["bwrap", "unshare"].includes(p.name))
-      expect(gatewayProcesses.length).toBeGreaterThan(0)
-      expect(gatewayProcesses.every((p) => p.uid === alphaUser!.uid)).toBe(true)
-      const betaGateway = (yield* Effect.promise(() => groupProcesses(beta.pid))).find((p) => p.uid === betaUser!.uid)
-      expect(betaGateway).toBeDefined()
+        // Every process of the gateway but its launcher runs as the Agent's user, never as root.
+        const processes = yield* Effect.promise(() => groupProcesses(alpha.pid))
+        const gatewayProcesses = processes.filter((p) => !["bwrap", "unshare"].includes(p.name))
+        expect(gatewayProcesses.length).toBeGreaterThan(0)
+        expect(gatewayProcesses.every((p) => p.uid === alphaUser!.uid)).toBe(true)
+        const betaGateway = (yield* Effect.promise(() => groupProcesses(beta.pid))).find((p) => p.uid === betaUser!.uid)
+        expect(betaGateway).toBeDefined()
 
-      // The gateway's identity inside its confinement.
-      const id = yield* Effect.promise(() => asGateway("alpha", "id -u"))
-      expect(id).toEqual({ code: 0, stdout: `${alphaUser!.uid}\n` })
+        // The gateway's identity inside its confinement.
+        const id = yield* Effect.promise(() => asGateway("alpha", "id -u"))
+        expect(id).toEqual({ code: 0, stdout: `${alphaUser!.uid}\n` })
 
-      // What it must not reach: each attempt fails and shows nothing.
-      const betaLayout = layoutOf("beta")
-      const attempts = [
-        `cat ${path.join(betaLayout.workspace, "USER.md")}`,
-        `ls ${betaLayout.state}`,
-        `cat ${betaLayout.configFile}`,
-        `cat ${betaLayout.processFile}`,
-        `cat ${layoutOf("alpha").processFile}`,
-        `ls ${dataDir}`,
-        ...SERVICE_FILES.map((file) => `cat ${path.join(dataDir, file)}`),
-        `cat /proc/${beta.pid}/environ`,
-        `cat /proc/${betaGateway!.pid}/environ`,
-        `touch ${path.join(Compute.runtimePaths(testRuntimeRoot()).directory, "planted")}`
-      ]
-      const results = yield* Effect.promise(() =>
-        Promise.all(attempts.map(async (script) => ({ script, ...(await asGateway("alpha", `${script} 2>/dev/null`)) })))
-      )
-      expect(results.filter((r) => r.code === 0 || r.stdout !== "").map((r) => r.script)).toEqual([])
+        // What it must not reach: each attempt fails and shows nothing.
+        const betaLayout = layoutOf("beta")
+        const attempts = [
+          `cat ${path.join(betaLayout.workspace, "USER.md")}`,
+          `ls ${betaLayout.state}`,
+          `cat ${betaLayout.configFile}`,
+          `cat ${betaLayout.processFile}`,
+          `cat ${layoutOf("alpha").processFile}`,
+          `ls ${dataDir}`,
+          ...SERVICE_FILES.map((file) => `cat ${path.join(dataDir, file)}`),
+          `cat /proc/${beta.pid}/environ`,
+          `cat /proc/${betaGateway!.pid}/environ`,
+          `touch ${path.join(Compute.runtimePaths(testRuntimeRoot()).directory, "planted")}`
+        ]
+        const results = yield* Effect.promise(() =>
+          Promise.all(attempts.map(async (script) => ({ script, ...(await asGateway("alpha", `${script} 2>/dev/null`)) })))
+        )
+        expect(results.filter((r) => r.code === 0 || r.stdout !== "").map((r) => r.script)).toEqual([])
 
-      // No other process is visible at all: only the sandbox's own.
-      const visible = yield* Effect.promise(() => asGateway("alpha", "ls /proc | grep -c '^[0-9]'"))
-      expect(Number(visible.stdout.trim())).toBeLessThan(10)
+        // No other process is visible at all: only the sandbox's own.
+        const visible = yield* Effect.promise(() => asGateway("alpha", "ls /proc | grep -c '^[0-9]'"))
+        expect(Number(visible.stdout.trim())).toBeLessThan(10)
 
-      // The Agent still works: a chat completion through its gateway, answered by the fake model.
-      const answer = yield* Effect.promise(() => chatThroughGateway({ url: `http://127.0.0.1:${alpha.port}`, token: alpha.token }))
-      expect(answer.status).toBe(200)
-      expect(answer.body.choices[0]!.message.content).toBe(fake.reply)
+        // The Agent still works: a chat completion through its gateway, answered by the fake model.
+        const answer = yield* Effect.promise(() => chatThroughGateway({ url: `http://127.0.0.1:${alpha.port}`, token: alpha.token }))
+        expect(answer.status).toBe(200)
+        expect(answer.body.choices[0]!.message.content).toBe(fake.reply)
 
-      // Teardown removes the Agent's user with its files.
-      yield* driver.deleteGateway(ref("beta"))
-      expect(yield* Effect.promise(() => Compute.lookupGatewayUser(betaUser!.name))).toBeUndefined()
-    }), GATEWAY_TIMEOUT)
-})
+        // Teardown removes the Agent's user with its files.
+        yield* driver.deleteGateway(ref("beta"))
+        expect(yield* Effect.promise(() => Compute.lookupGatewayUser(betaUser!.name))).toBeUndefined()
+      }), GATEWAY_TIMEOUT)
+  })
+} else {
+  // Without root nothing confines a gateway; the driver must say so rather than pretend.
+  describe("gateway confinement without root", () => {
+    it.effect("is the shared user, described as such for the log and GET /installation", () =>
+      Effect.promise(async () => {
+        const confinement = await Compute.detectConfinement()
+        expect(confinement).toEqual({ kind: "shared-user" })
+        expect(Compute.confinementCheck(confinement).status).toBe("warn")
+      }))
+  })
+}
