@@ -7,7 +7,11 @@ import * as path from "node:path"
 
 const scratch = () => fs.mkdtemp(path.join(os.tmpdir(), "svc-ports-"))
 
-/** A free range of three candidates, 120 apart, somewhere in the ephemeral-free zone. */
+/**
+ * A range of three candidates, 120 apart. The tests pick their ranges between the gateways'
+ * own ports (20 000 and up, a few at a time) and Linux's ephemeral range (32 768 and up): a port
+ * in the ephemeral range may be any test's outgoing connection at that moment.
+ */
 const range = (first: number) => ({ first, spacing: 120, last: first + 240 })
 
 const agent = async (root: string, name: string) => {
@@ -31,7 +35,7 @@ describe("gateway port allocator", () => {
 
   it("gives each Agent its own port, keeps it across restarts, and takes over claims of removed Agents", async () => {
     const root = await scratch()
-    const r = range(31_000 + Math.floor(Math.random() * 200) * 120 % 6_000)
+    const r = range(24_000 + Math.floor(Math.random() * 20) * 120)
     const a = await agent(root, "a")
     const b = await agent(root, "b")
     const portA = await assignPort({ ...a, range: r })
@@ -53,7 +57,7 @@ describe("gateway port allocator", () => {
 
   it("skips a port some other process listens on, and moves an Agent whose port was taken", async () => {
     const root = await scratch()
-    const r = range(38_000 + Math.floor(Math.random() * 100) * 120 % 6_000)
+    const r = range(27_000 + Math.floor(Math.random() * 15) * 120)
     const a = await agent(root, "a")
     const busy = await occupy(r.first)
     try {
@@ -72,7 +76,7 @@ describe("gateway port allocator", () => {
 
   it("fails when every candidate is taken", async () => {
     const root = await scratch()
-    const r = { first: 44_000 + Math.floor(Math.random() * 50) * 120 % 6_000, spacing: 120, last: 0 }
+    const r = { first: 29_500 + Math.floor(Math.random() * 20) * 120, spacing: 120, last: 0 }
     const only = { ...r, last: r.first }
     const a = await agent(root, "a")
     const b = await agent(root, "b")
