@@ -11,7 +11,7 @@ import { loadOrExit } from "@svc/core/config"
 import { processLayer, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { WorkOutboxLive } from "@svc/core/work"
 import { RuntimeOnDemandLive, WorkerConfig, WorkerLive } from "@svc/worker"
-import { KnownSecrets } from "@svc/core/observability"
+import { KnownSecrets, metricsEndpointLayer } from "@svc/core/observability"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { BootstrapReposLive, runBootstrap } from "./bootstrap/initializer.js"
@@ -51,7 +51,15 @@ const AllInOne = Layer.unwrapScoped(
       )
     )
     return ready.pipe(
-      Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive(workerOptions), RuntimeOnDemandLive)),
+      // One process, one registry: the one metrics endpoint shows the API's and the worker's.
+      Layer.provide(
+        Layer.mergeAll(
+          ApiServerLive(serverOptions(config)),
+          WorkerLive(workerOptions),
+          RuntimeOnDemandLive,
+          metricsEndpointLayer(config.process.telemetry)
+        )
+      ),
       Layer.provide(drivers),
       Layer.provide(bootstrap),
       Layer.provide(migrate),
