@@ -1,6 +1,7 @@
 /** The Compute Driver (DESIGN §8): the interface and its implementations. */
 export * from "./driver.js"
 export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
+export { metered, meteredCompute } from "./metered.js"
 export {
   layerLocal,
   layerLocalFromProcess,
