@@ -2,8 +2,8 @@
  * Metrics of the real processes (DESIGN §18, docs/decisions/metrics.md): `svc api` and
  * `svc worker` with `SVC_METRICS_PORT` set serve `GET /metrics` in the Prometheus text format,
  * read here with a real exposition-format parser; `svc start` serves one endpoint with both
- * halves; unset, no port is opened; a bad port stops the process with exit 78; with
- * `OTEL_EXPORTER_OTLP_ENDPOINT` the same instruments are exported over OTLP.
+ * halves; unset, no port is opened; a bad port stops the process with exit 78. The OTLP export
+ * of the same instruments is asserted with the traces' (tracing.test.ts).
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -15,7 +15,6 @@ import * as path from "node:path"
 import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
 import { bindInstallationAdmin } from "../../../testing/identity.js"
 import { listeningPorts } from "../../../testing/listeningPorts.js"
-import { startOtlpReceiver } from "../../../testing/otlpReceiver.js"
 import { freePort, svc, type SvcProcess } from "../../../testing/process.js"
 import { family, histogramBuckets, histogramCount, type Scrape, samples, scrape, value } from "../../../testing/prometheus.js"
 import { call } from "../../../testing/server.js"
@@ -243,42 +242,4 @@ describe("SVC_METRICS_PORT validation", () => {
       expect(child.output()).not.toContain("u:p@")
     }, 30_000)
   }
-})
-
-describe("OTLP export of metrics", () => {
-  it("sends the request counter to <endpoint>/v1/metrics when OTEL_EXPORTER_OTLP_ENDPOINT is set", async () => {
-    const receiver = await startOtlpReceiver()
-    const url = await createDatabase()
-    try {
-      const port = await freePort()
-      const env = {
-        DATABASE_URL: url,
-        SVC_PORT: String(port),
-        SVC_DATA_DIR: path.join(scratch, "otlp"),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_SERVICE_NAME: "svc-metrics-under-test"
-      }
-      expect((await svc("migrate", env).exited).code).toBe(0)
-      const api = svc("api", env)
-      try {
-        await api.waitFor(/svc api listening/)
-        expect((await call(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
-        expect((await call(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
-      } finally {
-        // Stopping flushes the exporter.
-        expect((await api.stop()).code).toBe(0)
-      }
-      const points = receiver
-        .metrics()
-        .filter((point) => point.serviceName === "svc-metrics-under-test" && point.name === REQUESTS)
-      const health = points.filter((point) => point.attributes.route === "/healthz" && point.attributes.status === "200")
-      expect(health.length).toBeGreaterThanOrEqual(1)
-      // Cumulative: the last export holds both requests.
-      expect(health[health.length - 1]!.value).toBe(2)
-      expect(health[health.length - 1]!.attributes).toEqual({ method: "GET", route: "/healthz", status: "200" })
-    } finally {
-      await dropDatabase(url)
-      await receiver.close()
-    }
-  }, 60_000)
 })
