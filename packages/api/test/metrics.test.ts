@@ -10,6 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
@@ -242,4 +243,24 @@ describe("SVC_METRICS_PORT validation", () => {
       expect(child.output()).not.toContain("u:p@")
     }, 30_000)
   }
+})
+
+describe("a metrics port already in use", () => {
+  it("stops svc worker at start with the variable named", async () => {
+    const url = await createDatabase()
+    const taken = net.createServer()
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
+    const port = (taken.address() as net.AddressInfo).port
+    try {
+      const env = { DATABASE_URL: url, SVC_DATA_DIR: path.join(scratch, "taken") }
+      expect((await svc("migrate", env).exited).code).toBe(0)
+      const worker = svc("worker", { ...env, SVC_METRICS_PORT: String(port) })
+      const exit = await worker.exited
+      expect(exit.code).toBe(1)
+      expect(worker.output()).toContain(`SVC_METRICS_PORT: cannot listen on 127.0.0.1:${port} (listen EADDRINUSE`)
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+      await dropDatabase(url)
+    }
+  }, 60_000)
 })
