@@ -25,7 +25,7 @@ export interface BootstrapOutputs {
 export interface TelemetrySettings {
   /** `SVC_LOG_LEVEL`, default `info`. */
   readonly logLevel: LogLevel.LogLevel
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT` (OTLP/HTTP base URL); tracing is off when unset. */
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` (OTLP/HTTP base URL); traces and metrics are not exported when unset. */
   readonly otlpEndpoint: Option.Option<string>
   /** `OTEL_SERVICE_NAME`, default `svc`. */
   readonly serviceName: string

@@ -30,8 +30,8 @@ export const requireDatabaseUrl = (config: StartupConfig, command: string): Effe
   )
 
 /**
- * What every process runs with: scrubbed JSON logs (every configured secret masked), tracing
- * when OTEL_EXPORTER_OTLP_ENDPOINT is set, and the loaded configuration as services.
+ * What every process runs with: scrubbed JSON logs (every configured secret masked), OTLP traces
+ * and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is set, and the loaded configuration as services.
  */
 export const processLayer = (config: StartupConfig) =>
   Layer.mergeAll(
