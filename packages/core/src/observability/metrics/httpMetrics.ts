@@ -4,7 +4,7 @@
  */
 import type { HttpApp } from "@effect/platform"
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Exit, Metric, Option, Tracer } from "effect"
+import { Effect, Exit, Metric, MetricLabel, Option, Tracer } from "effect"
 import { httpRequestDuration, httpRequests } from "./instruments.js"
 
 /** The label of requests no route matched (404, 405, bad targets, native admin dispatch). */
@@ -26,8 +26,10 @@ type Histogram = Metric.Metric.Histogram<number>
 /**
  * A middleware recording `svc_http_requests_total` and `svc_http_request_duration_seconds`. The
  * tagged instruments are made once per label set and kept (a handful of routes, methods and
- * statuses), so a request allocates one small key string and no metric keys. Must run inside
- * the server's request span and outside everything that can still change the status.
+ * statuses), each with ONE label array: Effect caches a metric's registry hook by the identity
+ * of that array, so a request allocates one small key string and no metric key (chained
+ * `Metric.tagged` would merge into a new array, and look the key up, on every update). Must run
+ * inside the server's request span and outside everything that can still change the status.
  */
 export const makeHttpMetrics = () => {
   const templates = new Map<string, string>()
@@ -50,11 +52,11 @@ export const makeHttpMetrics = () => {
     const key = `${method} ${status} ${route}`
     let counter = counters.get(key)
     if (counter === undefined) {
-      counter = httpRequests.pipe(
-        Metric.tagged("method", method),
-        Metric.tagged("route", route),
-        Metric.tagged("status", String(status))
-      )
+      counter = Metric.taggedWithLabels(httpRequests, [
+        MetricLabel.make("method", method),
+        MetricLabel.make("route", route),
+        MetricLabel.make("status", String(status))
+      ])
       counters.set(key, counter)
     }
     return counter
@@ -64,7 +66,10 @@ export const makeHttpMetrics = () => {
     const key = `${method} ${route}`
     let histogram = histograms.get(key)
     if (histogram === undefined) {
-      histogram = httpRequestDuration.pipe(Metric.tagged("method", method), Metric.tagged("route", route))
+      histogram = Metric.taggedWithLabels(httpRequestDuration, [
+        MetricLabel.make("method", method),
+        MetricLabel.make("route", route)
+      ])
       histograms.set(key, histogram)
     }
     return histogram
