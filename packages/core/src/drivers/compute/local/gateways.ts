@@ -174,7 +174,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         budget: { limit: readinessTimeout, stall: readinessStall, progress },
         exited
       })
-      if (readiness._tag === "Ready") return
+      if (readiness._tag === "Ready") return new Date().toISOString()
       if (readiness._tag === "Exited" && readiness.code === 78) yield* explainRejection
       const tail = yield* Effect.promise(() => logTail(layout))
       yield* Effect.logWarning("local compute: gateway did not become ready", {
@@ -216,6 +216,13 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       return yield* failure(GatewayCodes.MODEL_PROBE_FAILED, "The gateway could not complete a model request.", false)
     })
 
+  /**
+   * Keeps when the gateway became ready and passed its checks in its record: the gateway's own
+   * share of a deployment, which `bench:agents` subtracts to time the control plane alone.
+   */
+  const noteChecked = (layout: AgentLayout, ref: GatewayRef, record: GatewayRecord) =>
+    host("record", ref, () => writeRecord(layout, { ...record, checkedAt: new Date().toISOString() }))
+
   const startGateway: AgentHalf["startGateway"] = (spec) =>
     Effect.gen(function* () {
       const layout = yield* layoutOf(spec)
@@ -228,8 +235,9 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       const adopted = yield* running(layout, spec)
       if (adopted !== undefined) {
         yield* Effect.logInfo("local compute: adopting running gateway", { agentId: spec.agentId, pid: adopted.pid })
-        yield* settleStart(layout, spec, adopted, exitedWhileAdopted(layout, adopted.pid))
-        return yield* probe(layout, spec, adopted)
+        const readyAt = yield* settleStart(layout, spec, adopted, exitedWhileAdopted(layout, adopted.pid))
+        yield* probe(layout, spec, adopted)
+        return yield* noteChecked(layout, spec, { ...adopted, readyAt })
       }
       yield* stopRecorded(layout, spec, yield* host("read", spec, () => readRecord(layout)))
       const record = yield* host("spawn", spec, async () => {
@@ -283,7 +291,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         confinement: record.confinement,
         user: record.user
       })
-      yield* settleStart(
+      const readyAt = yield* settleStart(
         layout,
         spec,
         record.record,
@@ -291,6 +299,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         Effect.promise(() => record.explain().catch(() => undefined))
       )
       yield* probe(layout, spec, record.record)
+      yield* noteChecked(layout, spec, { ...record.record, readyAt })
     }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
   const stopGateway: AgentHalf["stopGateway"] = (ref) =>
