@@ -3,6 +3,7 @@
  * scripts branch on the number, people read `svc: <code>: <message>` on stderr.
  */
 import { HttpClientError } from "@effect/platform"
+import { SignInThrottled } from "@svc/core/api"
 import { type ApiError, codeOf, ErrorClasses, type ErrorCode, type ErrorDetail, ErrorStatus } from "@svc/core/errors"
 import { Data, ParseResult } from "effect"
 
@@ -74,6 +75,10 @@ export const report = (error: unknown): Report => {
       message: error.message,
       details: (error.details ?? []).map(detailLine)
     }
+  }
+  // The one error class outside the SPEC 7.1 table: 429 with code UNAUTHENTICATED (SPEC 5.4).
+  if (error instanceof SignInThrottled) {
+    return { exitCode: ExitCode.otherClientError, code: "UNAUTHENTICATED", message: `${error.message} (HTTP 429)`, details: [] }
   }
   if (error instanceof UsageError) return { exitCode: ExitCode.usage, code: "USAGE", message: error.message, details: [] }
   if (error instanceof NotSignedIn) {

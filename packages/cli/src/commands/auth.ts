@@ -3,6 +3,7 @@
  * stored; nothing printed ever contains the key, the password or the cookie.
  */
 import { Cookies } from "@effect/platform"
+import { SignInBody } from "@svc/core/api"
 import { Credentials } from "@svc/core/client"
 import { Unauthenticated } from "@svc/core/errors"
 import { Effect, Option, Ref } from "effect"
@@ -12,6 +13,7 @@ import type { CommandContext, CommandGroup } from "../command.js"
 import { clientFor, withConnection } from "../connection.js"
 import { readCredentials, removeCredentials, type StoredCredentials, writeCredentials } from "../credentialStore.js"
 import { NotSignedIn, UsageError } from "../failures.js"
+import { decodeInput } from "../input.js"
 import { fields, print } from "../output.js"
 import { promptHidden, readStdin } from "../stdin.js"
 
@@ -71,10 +73,10 @@ const loginWithKey = (url: string, source: Effect.Effect<{ key: string; keyId?: 
 
 const loginWithPassword = (url: string, email: string, password: Effect.Effect<string, UsageError>) =>
   Effect.gen(function* () {
-    const secret = yield* password
+    const payload = yield* Effect.flatMap(password, (secret) => decodeInput(SignInBody, { email, password: secret }, "the email or password"))
     const jar = yield* Ref.make(Cookies.empty)
     const client = yield* clientFor(url, Credentials.cookieJar({ jar }))
-    yield* client.authSessions.signInEmail({ payload: { email, password: secret } })
+    yield* client.authSessions.signInEmail({ payload })
     const cookies = Cookies.toRecord(yield* Ref.get(jar))
     if (Object.keys(cookies).length === 0) return yield* new Unauthenticated({ message: "the service set no session cookie" })
     return { url, kind: "session", email, cookies } as StoredCredentials

@@ -1,10 +1,11 @@
 /** `svc ns list|create|get|delete`. */
-import type { Namespace } from "@svc/core/api"
+import { CreateNamespace, type Namespace } from "@svc/core/api"
 import { Effect } from "effect"
 import { parse } from "../args.js"
 import type { CommandContext, CommandGroup } from "../command.js"
 import { withConnection } from "../connection.js"
 import { UsageError } from "../failures.js"
+import { decodeInput } from "../input.js"
 import { fields, print, table } from "../output.js"
 import { listNamespaces, namespaceIdOf } from "../resolve.js"
 
@@ -27,8 +28,9 @@ const run = (argv: ReadonlyArray<string>, context: CommandContext) =>
       }
       case "create": {
         const args = yield* parse(rest, {}, { min: 1, max: 1, usage: "svc ns create <name>" })
+        const payload = yield* decodeInput(CreateNamespace, { name: args.positionals[0]! }, "the Namespace name")
         return yield* withConnection(context.credentialsFile, ({ client }) =>
-          Effect.flatMap(client.namespaces.create({ payload: { name: args.positionals[0]! } }), (namespace) => print(args.json, namespace, one)))
+          Effect.flatMap(client.namespaces.create({ payload }), (namespace) => print(args.json, namespace, one)))
       }
       case "get": {
         const args = yield* parse(rest, {}, { min: 1, max: 1, usage: "svc ns get <id-or-name>" })
