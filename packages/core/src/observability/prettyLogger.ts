@@ -34,6 +34,13 @@ const valueText = (value: unknown): string => {
   return JSON.stringify(value) ?? String(value)
 }
 
+/** These lead, in this order; the rest follow alphabetically (a HashMap has no stable order). */
+const leading = ["requestId", "method", "path", "status", "code", "url"]
+const annotationOrder = (a: string, b: string): number => {
+  const rank = (key: string) => (leading.includes(key) ? leading.indexOf(key) : leading.length)
+  return rank(a) - rank(b) || a.localeCompare(b)
+}
+
 const messageText = (message: unknown): string =>
   Arr.ensure(message).map((part) => (typeof part === "string" ? part : valueText(part))).join(" ")
 
@@ -44,7 +51,7 @@ export const prettyLineLogger = (options: PrettyOptions): Logger.Logger<unknown,
     const level = logLevel.label.padEnd(5)
     const colored = options.colors ? `${levelColor[logLevel._tag]}${level}${RESET}` : level
     const time = date.toISOString().slice(11, 23)
-    const pairs = HashMap.toEntries(annotations).map(([key, value]) => {
+    const pairs = HashMap.toEntries(annotations).sort(([a], [b]) => annotationOrder(a, b)).map(([key, value]) => {
       const scrubbed = (scrub({ [key]: value }, secrets) as Record<string, unknown>)[key]
       const pair = `${key}=${valueText(scrubbed)}`
       return options.colors ? `${DIM}${pair}${RESET}` : pair
