@@ -39,8 +39,9 @@ export const watchDeployment = <E, E2>(
     Stream.tap(onChange),
     Stream.takeUntil(isTerminal),
     Stream.runLast,
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new Error("the deployment's updates ended before it did")),
-      onSome: Effect.succeed
-    }))
+    Effect.flatMap((last) =>
+      Option.isSome(last) && isTerminal(last.value)
+        ? Effect.succeed(last.value)
+        : Effect.fail(new Error("the deployment's updates ended before it did"))
+    )
   )
