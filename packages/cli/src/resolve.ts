@@ -4,7 +4,7 @@
  */
 import type { Client } from "@svc/core/client"
 import { NotFound } from "@svc/core/errors"
-import { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
+import { AgentId, NamespaceId } from "@svc/core/schema"
 import { Effect, Option, Schema } from "effect"
 import { UsageError } from "./failures.js"
 
@@ -16,8 +16,6 @@ export const parseId = <A>(schema: Schema.Schema<A, string>, raw: string, what: 
     onNone: () => Effect.fail(new UsageError({ message: `${raw} is not a well-formed ${what} ID` })),
     onSome: Effect.succeed
   })
-
-export const revisionIdOf = (raw: string) => parseId(RevisionId, raw, "deployment")
 
 /** Every page of a listing that pages with `after` (the last ID of the previous page). */
 export const listAll = <A extends { readonly id: string }, E>(

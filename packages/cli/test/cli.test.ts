@@ -131,8 +131,13 @@ describe("svc login / whoami / logout", () => {
     expect(after.status).toBe(401)
   })
 
-  it("usage errors exit 2 and send nothing", async () => {
+  it("usage errors exit 2 and send nothing; svc help lists client and process commands", async () => {
     const dir = configDir("usage")
+    const help = await runCli(dir, ["help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain("\n  start                all-in-one development mode")
+    expect(help.stdout).toContain("\n  svc deploy <agent> --ns <ns> [--wait]\n      deploy an Agent's saved draft; --wait follows it until it ends\n")
+    expect(help.stdout).toContain("Exit codes: 0 ok, 1 unexpected, 2 usage, 3 not signed in/401, 4 403, 5 404, 6 409,")
     expect(await runCli(dir, ["login", "--url", service.baseUrl])).toEqual({
       code: 2,
       stdout: "",
