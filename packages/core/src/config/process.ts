@@ -29,6 +29,11 @@ export interface TelemetrySettings {
   readonly otlpEndpoint: Option.Option<string>
   /** `OTEL_SERVICE_NAME`, default `svc`. */
   readonly serviceName: string
+  /**
+   * `SVC_LOG_FORMAT` (`json` or `pretty`); unset: pretty on a development terminal, JSON lines
+   * otherwise (see `selectLogFormat`).
+   */
+  readonly logFormat: Option.Option<"json" | "pretty">
 }
 
 export interface ProcessSettings {
@@ -98,11 +103,12 @@ export const defaults = {
 const isLoopback = (hostname: string): boolean =>
   hostname === "localhost" || hostname === "[::1]" || /^127(\.[0-9]{1,3}){3}$/.test(hostname)
 
-/** `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`. */
+/** `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, `SVC_LOG_FORMAT`. */
 export const TelemetryConfig: Config.Config<TelemetrySettings> = Config.all({
   logLevel: V.withDefault(V.variable("SVC_LOG_LEVEL", V.logLevel), LogLevel.Info),
   otlpEndpoint: V.optional(V.variable("OTEL_EXPORTER_OTLP_ENDPOINT", V.httpUrl)),
-  serviceName: V.withDefault(V.variable("OTEL_SERVICE_NAME", V.noWhitespace), defaults.serviceName)
+  serviceName: V.withDefault(V.variable("OTEL_SERVICE_NAME", V.noWhitespace), defaults.serviceName),
+  logFormat: V.optional(V.variable("SVC_LOG_FORMAT", V.literal("json", "pretty")))
 })
 
 const environment = V.withDefault(V.variable("SVC_ENV", V.literal("development", "production")), defaults.env)
