@@ -14,26 +14,42 @@ const commands = {
   ]
 }
 
-const usage = () =>
+// Client commands (login, ns, agents, deploy, ...) live in @svc/cli and talk to a running service.
+const clientCommands = async () => {
+  try {
+    return await import("@svc/cli/main")
+  } catch (error) {
+    if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
+    throw error
+  }
+}
+
+const usage = (cli) =>
   [
     "usage: svc <command>",
     "",
+    "process commands (configuration is read from the environment; see README.md):",
     ...Object.entries(commands).map(([name, [, help]]) => `  ${name.padEnd(20)} ${help}`),
     "",
-    "Configuration is read from the environment; see README.md."
+    cli === undefined ? "client commands: run `npm run build` to list them" : cli.clientUsage()
   ].join("\n")
 
 const argv = process.argv.slice(2)
+const cli = await clientCommands()
+if (cli !== undefined && argv.length > 0 && cli.isClientCommand(argv[0])) {
+  process.exitCode = await cli.main(argv)
+  process.exit()
+}
 // Two-word commands (`svc runtime install`) are looked up as one name.
 const twoWords = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : undefined
 const [command, ...rest] = twoWords !== undefined && twoWords in commands ? [twoWords, ...argv.slice(2)] : argv
 if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-  console.log(usage())
+  console.log(usage(cli))
   process.exit(command === undefined ? 64 : 0)
 }
 const entry = commands[command]
 if (entry === undefined) {
-  console.error(`svc: unknown command "${command}"\n\n${usage()}`)
+  console.error(`svc: unknown command "${command}"\n\n${usage(cli)}`)
   process.exit(64)
 }
 if (rest.length > 0) {

@@ -17,6 +17,7 @@ import { ApiServerLive } from "./apiServer.js"
 import { BootstrapReposLive, runBootstrap } from "./bootstrap/initializer.js"
 import { bootstrapInput } from "./bootstrap/settings.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
+import { welcome } from "./dev/welcome.js"
 import { serverOptions } from "./serverOptions.js"
 
 const AllInOne = Layer.unwrapScoped(
@@ -26,6 +27,8 @@ const AllInOne = Layer.unwrapScoped(
     // One of each Driver for both halves: what the API seals, the worker reveals.
     const drivers = yield* selectDrivers(config)
     const base = processLayer(config)
+    const bootstrapSettings = yield* bootstrapInput(config)
+    yield* welcome(config, bootstrapSettings).pipe(Effect.provide(base))
     const url = yield* Option.match(config.process.databaseUrl, {
       onSome: Effect.succeed,
       onNone: () => embeddedDatabase(config.process.dataDir).pipe(Effect.provide(base))
@@ -42,7 +45,7 @@ const AllInOne = Layer.unwrapScoped(
     )
     // After migrations, before the API and the worker (SPEC 5.6); a failure stops the start.
     const bootstrap = Layer.effectDiscard(
-      Effect.flatMap(bootstrapInput(config), runBootstrap).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
+      runBootstrap(bootstrapSettings).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
     )
     const listening = `http://${config.process.host}:${config.process.port}`
     const ready = Layer.effectDiscard(

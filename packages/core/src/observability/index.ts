@@ -6,12 +6,15 @@
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { ConfigError } from "effect"
 import { type TelemetrySettings, TelemetryConfig } from "../config/process.js"
+import type { LogFormat } from "./logFormat.js"
 import { loggerLayer } from "./logger.js"
 import { KnownSecrets } from "./scrub.js"
 import { otlpMetricsLayer } from "./metrics/otlp.js"
 import { tracingLayer } from "./tracing.js"
 
 export { jsonLineLogger, jsonLogger, loggerLayer, type LogRecord } from "./logger.js"
+export { type LogFormat, selectLogFormat } from "./logFormat.js"
+export { type PrettyOptions, prettyLineLogger, prettyLogger } from "./prettyLogger.js"
 export {
   currentKnownSecrets,
   isSecretKey,
@@ -36,7 +39,10 @@ export {
 /** Logger and (when an endpoint is given) OTLP traces and metrics from already read settings. */
 export const observabilityLayer = (
   settings: TelemetrySettings,
-  options?: { readonly secrets?: Iterable<string | Redacted.Redacted<string>> | undefined }
+  options?: {
+    readonly secrets?: Iterable<string | Redacted.Redacted<string>> | undefined
+    readonly format?: LogFormat | undefined
+  }
 ): Layer.Layer<never> => {
   const tracing = Option.match(settings.otlpEndpoint, {
     onNone: () => Layer.empty,
@@ -46,7 +52,7 @@ export const observabilityLayer = (
         otlpMetricsLayer({ endpoint, serviceName: settings.serviceName })
       )
   })
-  return Layer.mergeAll(loggerLayer(settings.logLevel), tracing, KnownSecrets.layer(options?.secrets ?? []))
+  return Layer.mergeAll(loggerLayer(settings.logLevel, options?.format), tracing, KnownSecrets.layer(options?.secrets ?? []))
 }
 
 const databasePassword = (url: string): ReadonlyArray<string> => {

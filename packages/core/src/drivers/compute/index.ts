@@ -32,6 +32,8 @@ export {
 } from "./local/gatewayUser.js"
 export { agentLayout, type AgentLayout, makeTraversable, prepareAgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
+export { groupCpuTicks } from "./local/processGroupCpu.js"
+export { awaitReady, probeHealth, type Readiness, type ReadinessBudget } from "./local/readiness.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {
   defaultRuntimeRoot,
