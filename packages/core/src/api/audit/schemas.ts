@@ -21,6 +21,15 @@ const Filter = (max: number) => BoundedString(1, max)
 
 export const AuditOutcome = Schema.Literal("success", "failure", "denied")
 
+const OUTCOMES: ReadonlyArray<string> = AuditOutcome.literals
+
+/** An outcome filter: a string that is not one of the three is a wrong value, not a wrong type. */
+const OutcomeParam = Schema.String.pipe(
+  Schema.filter((s): s is typeof AuditOutcome.Type => OUTCOMES.includes(s), {
+    message: detailMessage("INVALID_VALUE", "must be success, failure or denied")
+  })
+).annotations({ jsonSchema: { type: "string", enum: [...OUTCOMES] } })
+
 export const AuditQuery = Schema.Struct({
   limit: Schema.optional(
     Schema.NumberFromString.pipe(
@@ -37,7 +46,7 @@ export const AuditQuery = Schema.Struct({
   kind: Schema.optional(Filter(200).annotations({ description: "The event kind, e.g. secret.created" })),
   resourceKind: Schema.optional(Filter(100)),
   resourceId: Schema.optional(Filter(200)),
-  outcome: Schema.optional(AuditOutcome)
+  outcome: Schema.optional(OutcomeParam)
 })
 export type AuditQuery = typeof AuditQuery.Type
 
