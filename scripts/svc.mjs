@@ -14,16 +14,24 @@ const commands = {
   ]
 }
 
+// Client commands take arguments; they talk to a running service over HTTP.
+const AUDIT_EXPORT_HELP = "write the audit trail as JSON Lines: --since <ts> [--ns <ns>] [--url ..] [--key-file ..]"
+
 const usage = () =>
   [
     "usage: svc <command>",
     "",
     ...Object.entries(commands).map(([name, [, help]]) => `  ${name.padEnd(20)} ${help}`),
+    `  ${"audit export".padEnd(20)} ${AUDIT_EXPORT_HELP}`,
     "",
     "Configuration is read from the environment; see README.md."
   ].join("\n")
 
 const argv = process.argv.slice(2)
+if (argv[0] === "audit" && argv[1] === "export") {
+  const { auditExport } = await import("@svc/api/audit-export")
+  process.exit(await auditExport(argv.slice(2)))
+}
 // Two-word commands (`svc runtime install`) are looked up as one name.
 const twoWords = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : undefined
 const [command, ...rest] = twoWords !== undefined && twoWords in commands ? [twoWords, ...argv.slice(2)] : argv
