@@ -19,7 +19,6 @@ export const AuditApi = HttpApiGroup.make("audit")
     HttpApiEndpoint.get("list", "/audit")
       .setUrlParams(AuditQuery)
       .addSuccess(AuditPageResponse)
-      .middleware(Authentication)
       .annotate(OpenApi.Transform, extension)
       .annotate(
         OpenApi.Summary,
@@ -31,13 +30,13 @@ export const AuditApi = HttpApiGroup.make("audit")
       .setPath(Schema.Struct({ namespaceId: NamespaceId }))
       .setUrlParams(AuditQuery)
       .addSuccess(AuditPageResponse)
-      .middleware(Authentication)
       .annotate(OpenApi.Transform, extension)
       .annotate(
         OpenApi.Summary,
         "Extension of SPEC 0.1.0: page through one Namespace's audit trail (needs namespace:read and namespace:administer, or installation:administer)"
       )
   )
+  .middleware(Authentication)
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Audit")
   .annotate(OpenApi.Description, "Extension of SPEC 0.1.0: the audit trail, read-only")
