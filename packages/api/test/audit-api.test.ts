@@ -175,7 +175,8 @@ describe("Audit API", () => {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("audit-bad@example.com")
         const ns = yield* seedNamespace("audit-bad")
-        const garbage = Buffer.from(JSON.stringify({ at: "yesterday", id: "1" })).toString("base64url")
+        const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
+        const garbage = cursorOf({ at: "yesterday", id: "1" })
         const cases: Array<[Record<string, string>, ReadonlyArray<{ code: string; path: string }>]> = [
           [{ limit: "0" }, [{ code: "INVALID_VALUE", path: "/limit" }]],
           [{ limit: "201" }, [{ code: "INVALID_VALUE", path: "/limit" }]],
@@ -184,6 +185,15 @@ describe("Audit API", () => {
           [{ cursor: "not a cursor!" }, [{ code: "INVALID_FORMAT", path: "/cursor" }]],
           [{ cursor: "abc" }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
           [{ cursor: garbage }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ cursor: cursorOf({ at: "2030-02-30T00:00:00.000000Z", id: "1" }) }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ cursor: cursorOf({ at: "0000-01-01T00:00:00.000000Z", id: "1" }) }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ cursor: cursorOf({ at: "2030-01-01T00:00:00.000000Z", id: "0" }) }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ cursor: cursorOf({ at: "2030-01-01T00:00:00.000000Z", id: "1".repeat(19) }) }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ cursor: cursorOf(["2030-01-01T00:00:00.000000Z", "1"]) }, [{ code: "INVALID_VALUE", path: "/cursor" }]],
+          [{ since: "2030-02-30T00:00:00Z" }, [{ code: "INVALID_VALUE", path: "/since" }]],
+          [{ since: "2030-01-01T24:00:00Z" }, [{ code: "INVALID_VALUE", path: "/since" }]],
+          [{ since: "0000-01-01T00:00:00Z" }, [{ code: "INVALID_VALUE", path: "/since" }]],
+          [{ until: "2030-01-01T00:00:00+24:00" }, [{ code: "INVALID_VALUE", path: "/until" }]],
           [{ since: "yesterday" }, [{ code: "INVALID_FORMAT", path: "/since" }]],
           [{ until: "2030-13-01T00:00:00Z" }, [{ code: "INVALID_VALUE", path: "/until" }]],
           [{ since: "2030-01-02T00:00:00Z", until: "2030-01-01T00:00:00Z" }, [{ code: "INVALID_VALUE", path: "/until" }]],

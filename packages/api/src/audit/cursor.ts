@@ -2,6 +2,7 @@
  * The audit API's opaque cursor: the last entry's `(at, id)` at database precision, as
  * base64url JSON. Clients only hand it back; anything that does not decode to that is 400.
  */
+import { isRealInstant } from "@svc/core/api"
 import { InvalidRequest } from "@svc/core/errors"
 import { Effect } from "effect"
 
@@ -27,7 +28,7 @@ const positionOf = (cursor: string): AuditPosition | undefined => {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
     if (typeof value !== "object" || value === null) return undefined
     const { at, id } = value as { at?: unknown; id?: unknown }
-    const valid = typeof at === "string" && AT.test(at) && !Number.isNaN(Date.parse(at)) &&
+    const valid = typeof at === "string" && AT.test(at) && isRealInstant(at) &&
       typeof id === "string" && ID.test(id)
     return valid ? { at, id } : undefined
   } catch {

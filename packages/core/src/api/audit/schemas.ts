@@ -8,13 +8,28 @@ import { BoundedString, CurrentRequestId, detailMessage, Meta, PatternString, Ti
 export const AUDIT_PAGE_DEFAULT = 50
 export const AUDIT_PAGE_MAX = 200
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/
+
+/**
+ * Whether an RFC 3339 string names a real instant: JavaScript would roll 30 February over into
+ * March, and PostgreSQL refuses it (and year 0), so both are a wrong value here.
+ */
+export const isRealInstant = (s: string): boolean => {
+  const match = RFC3339.exec(s)
+  if (match === null) return false
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  const offsetHours = match[8] === undefined ? 0 : Number(match[8])
+  const offsetMinutes = match[9] === undefined ? 0 : Number(match[9])
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+    hour < 24 && minute < 60 && second < 60 && offsetHours < 24 && offsetMinutes < 60
+}
 
 /** An RFC 3339 date-time (any offset, any fraction), as the instant it names. */
 export const Rfc3339 = Schema.String.pipe(
   Schema.maxLength(64, { message: detailMessage("TOO_LONG", "must be at most 64 characters") }),
   Schema.pattern(RFC3339, { message: detailMessage("INVALID_FORMAT", "must be an RFC 3339 date-time") }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: detailMessage("INVALID_VALUE", "is not a date") })
+  Schema.filter(isRealInstant, { message: detailMessage("INVALID_VALUE", "is not a real date and time") })
 ).annotations({ jsonSchema: { type: "string", format: "date-time" } })
 
 const Filter = (max: number) => BoundedString(1, max)
