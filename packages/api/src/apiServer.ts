@@ -65,7 +65,8 @@ const FeatureServicesLive = Layer.mergeAll(
 /**
  * Every HTTP group of the service, wired, with the middlewares they use (authentication, the
  * sign-in and account-read Origin checks, session inspection, the provider flows' Origin).
- * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
+ * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
+ * and ComputeDriver main.ts selects.
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive).pipe(
   Layer.provide(FeatureServicesLive),

@@ -3,13 +3,14 @@
  * endpoint before its body check and authentication, they run after both: the caller is known
  * and the body is checked JSON. Without an `Idempotency-Key` header they do nothing.
  */
-import { HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, Idempotency, IdempotencyWithheld } from "@svc/core/api"
 import { type IdempotencyKeyOf, IdempotencyKeysRepo } from "@svc/core/db"
 import { InvalidRequest } from "@svc/core/errors"
+import { BodyLimit } from "@svc/core/http"
 import { CurrentCaller } from "@svc/core/iam"
 import { CurrentRequestId } from "@svc/core/schema"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { bodyDigest } from "./digest.js"
 import { reserve } from "./reservation.js"
 import { bodyJson, HEADER_POINTER, isKept, replayOf, withheldConflict } from "./response.js"
@@ -36,7 +37,7 @@ const settle = (repo: IdempotencyKeysRepo, key: IdempotencyKeyOf, withheld: bool
   }
 
 const guard = (withheld: boolean) =>
-  Effect.map(IdempotencyKeysRepo, (repo) =>
+  Effect.map(Effect.all([IdempotencyKeysRepo, BodyLimit]), ([repo, { maxBytes }]) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = request.headers[IDEMPOTENCY_KEY_HEADER]
@@ -47,8 +48,12 @@ const guard = (withheld: boolean) =>
         return yield* Effect.dieMessage("Idempotency must be declared before Authentication on the endpoint")
       }
       const principalId = caller.value.principalId
-      // The body check before this cached the text; a bodyless route reads as empty.
-      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      // The body check before this cached the text. A bodyless route (deploy, stop) ignores a
+      // body, so one is read only up to the body limit, and one it cannot read counts as none.
+      const text = yield* request.text.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBytes))),
+        Effect.orElseSucceed(() => "")
+      )
       const url = new URL(request.url, "http://localhost")
       const claim = {
         principal_id: principalId,
