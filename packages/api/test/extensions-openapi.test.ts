@@ -64,6 +64,26 @@ describe("extensions of SPEC 0.1.0 in the OpenAPI document", () => {
     }
   })
 
+  it("the answers a replay repeats document Idempotent-Replayed; a service key's success never is one", () => {
+    const replayed = (route: string, status: string) => {
+      const [method, path] = route.split(" ") as [string, string]
+      const headers = (doc.paths[path]![method]!["responses"] as Record<string, { headers?: Record<string, unknown> }>)[status]!.headers ?? {}
+      return headers["Idempotent-Replayed"]
+    }
+    const header = {
+      description: expect.stringContaining("Extension of SPEC 0.1.0"),
+      schema: { type: "string", enum: ["true"] },
+      "x-svc-extension": true
+    }
+    expect(replayed("post /namespaces/{namespaceId}/secrets", "201")).toEqual(header)
+    expect(replayed("post /namespaces/{namespaceId}/agents/{agentId}/deploy", "202")).toEqual(header)
+    expect(replayed("post /namespaces/{namespaceId}/secrets", "400")).toEqual(header)
+    expect(replayed("post /namespaces/{namespaceId}/secrets", "409")).toBeUndefined()
+    expect(replayed("post /api/auth/service-keys", "201")).toBeUndefined()
+    expect(replayed("post /api/auth/service-keys", "400")).toEqual(header)
+    expect(replayed("get /namespaces/{namespaceId}/secrets", "200")).toBeUndefined()
+  })
+
   it("no SPEC operation is marked as an extension", () => {
     const marked = operations.filter(({ operation }) => operation["x-svc-extension"] === true).map(({ route }) => route).sort()
     expect(marked).toEqual(["get /audit", "get /namespaces/{namespaceId}/audit"])

@@ -44,9 +44,23 @@ const headerParameter = (withheld: boolean) => ({
   "x-svc-extension": true
 })
 
+const REPLAYED_HEADER = {
+  description: "Extension of SPEC 0.1.0: `true` when this is the stored answer to an earlier request with the same Idempotency-Key",
+  schema: { type: "string", enum: ["true"] },
+  "x-svc-extension": true
+}
+
+type Responses = Record<string, { headers?: Record<string, unknown> } & Record<string, unknown>>
+
+/** The header parameter, and `Idempotent-Replayed` on the answers a replay can repeat. */
 const documentHeader = (withheld: boolean) => (operation: Record<string, unknown>): Record<string, unknown> => {
   const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
-  return { ...operation, parameters: [...parameters, headerParameter(withheld)] }
+  const responses = { ...(operation["responses"] as Responses | undefined) }
+  for (const [status, response] of Object.entries(responses)) {
+    const replayable = withheld ? status === "400" : /^2\d\d$/.test(status) || status === "400"
+    if (replayable) responses[status] = { ...response, headers: { ...response.headers, "Idempotent-Replayed": REPLAYED_HEADER } }
+  }
+  return { ...operation, parameters: [...parameters, headerParameter(withheld)], responses }
 }
 
 /**
