@@ -24,6 +24,8 @@ const clientCommands = async () => {
   }
 }
 
+const AUDIT_EXPORT_HELP = "write the audit trail as JSON Lines: --since <ts> [--ns <ns>] [--url ..] [--key-file ..]"
+
 const usage = (cli) =>
   [
     "usage: svc <command>",
@@ -31,10 +33,17 @@ const usage = (cli) =>
     "process commands (configuration is read from the environment; see README.md):",
     ...Object.entries(commands).map(([name, [, help]]) => `  ${name.padEnd(20)} ${help}`),
     "",
-    cli === undefined ? "client commands: run `npm run build` to list them" : cli.clientUsage()
+    cli === undefined ? "client commands: run `npm run build` to list them" : cli.clientUsage(),
+    "",
+    "audit export (its own flags and exit codes, see README.md):",
+    `  ${"audit export".padEnd(20)} ${AUDIT_EXPORT_HELP}`
   ].join("\n")
 
 const argv = process.argv.slice(2)
+if (argv[0] === "audit" && argv[1] === "export") {
+  const { auditExport } = await import("@svc/api/audit-export")
+  process.exit(await auditExport(argv.slice(2)))
+}
 const cli = await clientCommands()
 if (cli !== undefined && argv.length > 0 && cli.isClientCommand(argv[0])) {
   process.exitCode = await cli.main(argv)

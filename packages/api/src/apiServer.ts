@@ -29,6 +29,8 @@ import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { listen, type ServerOptions } from "./server.js"
+import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
+import { AuditApiLive, AuditQueries } from "./audit/index.js"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
@@ -56,17 +58,19 @@ const FeatureServicesLive = Layer.mergeAll(
   Recovery.Default,
   SignIn.Default,
   Sessions.Default,
-  ExternalSignIn.Default
+  ExternalSignIn.Default,
+  AuditQueries.Default
 )
 
 /**
  * Every HTTP group of the service, wired, with the middlewares they use (authentication, the
  * sign-in and account-read Origin checks, session inspection, the provider flows' Origin).
- * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
+ * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
+ * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive).pipe(
   Layer.provide(FeatureServicesLive),
-  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive)),
+  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)
 )
 
