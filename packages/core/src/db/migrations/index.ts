@@ -11,6 +11,7 @@ import m0008 from "./0008_agents.js"
 import m0009 from "./0009_agent_provisioning.js"
 import m0010 from "./0010_revision_runtime_failure.js"
 import m0011 from "./0011_sign_in_evaluations.js"
+import m0014 from "./0014_rollback_and_deployment_events.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -27,5 +28,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_agents": m0008,
   "0009_agent_provisioning": m0009,
   "0010_revision_runtime_failure": m0010,
-  "0011_sign_in_evaluations": m0011
+  "0011_sign_in_evaluations": m0011,
+  "0014_rollback_and_deployment_events": m0014
 }
