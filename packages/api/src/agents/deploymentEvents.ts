@@ -11,6 +11,7 @@ import {
   DEPLOYMENT_STATUS_EVENT,
   DeploymentStatus,
   DeploymentStreamLimit,
+  DeploymentStreamLimitWire,
   MAX_DEPLOYMENT_STREAMS_PER_CALLER
 } from "@svc/core/api"
 import { CurrentCaller } from "@svc/core/iam"
@@ -26,6 +27,19 @@ export class DeploymentEventsHeartbeat extends Context.Reference<DeploymentEvent
 ) {}
 
 const encodeStatus = Schema.encode(DeploymentStatus)
+
+const encodeLimit = Schema.encode(DeploymentStreamLimitWire)
+
+/**
+ * The 429 as `DeploymentStreamLimitWire` documents it. Sent as a response, like sign-in's 429:
+ * the error pipeline passes on only SPEC 7.1's classes, and this status is not one of theirs.
+ */
+const limitReached = encodeLimit(new DeploymentStreamLimit({
+  message: `At most ${MAX_DEPLOYMENT_STREAMS_PER_CALLER} deployment event streams may be open per caller; close one first.`
+})).pipe(
+  Effect.flatMap((body) => HttpServerResponse.json(body, { status: 429 })),
+  Effect.orDie
+)
 
 const isTerminal = (status: DeploymentStatus) => status.status === "succeeded" || status.status === "failed"
 
@@ -91,11 +105,7 @@ export class DeploymentEvents extends Effect.Service<DeploymentEvents>()("@svc/a
       const caller = yield* CurrentCaller
       // Authorization and the 404s exactly as the status read, answered before the stream starts.
       const first = yield* deployments.deployment(namespaceId, agentId, deploymentId)
-      if (!(yield* acquireSlot(caller.principalId))) {
-        return yield* new DeploymentStreamLimit({
-          message: `At most ${MAX_DEPLOYMENT_STREAMS_PER_CALLER} deployment event streams may be open per caller; close one first.`
-        })
-      }
+      if (!(yield* acquireSlot(caller.principalId))) return yield* limitReached
       const release = releaseSlot(caller.principalId)
       const body = statuses(namespaceId, agentId, deploymentId, first).pipe(
         Stream.merge(Stream.fromSchedule(Schedule.spaced(heartbeat)).pipe(Stream.as(": heartbeat\n\n")), { haltStrategy: "left" }),
