@@ -7,20 +7,17 @@
  * writes. Needs SVC_RUNTIME_DIR (the installed gateway runtime).
  */
 import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
-import { WorkerLive } from "@svc/worker"
-import { Duration, Effect, Layer, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { until } from "../../../testing/poll.js"
-import { ensureTestRuntime, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
-import { LogCapture, TestServer } from "../../../testing/server.js"
-import { apiTestLayerWith, expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { ensureTestRuntime } from "../../../testing/gatewayRuntime.js"
+import { TestServer } from "../../../testing/server.js"
+import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { gatewayWorldLayer } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const KEY = "sk-rollback-e2e-7c1d2f"
@@ -38,14 +35,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(Compute.layerFromConfiguration),
-  Layer.provideMerge(apiTestLayerWith(Compute.layerFromConfiguration)),
-  Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
-  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
-  Layer.provideMerge(LogCapture.layer)
-)
+const layer = gatewayWorldLayer(dataDir)
 
 /** Every status event of a stream until it closes, read raw. */
 const collectStatuses = (url: string, headers: Headers) =>

@@ -10,6 +10,7 @@ import { RevisionId, RoleId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
+import { setUpDeployableAgent } from "./support/deployableAgent.js"
 import { apiTestLayer, expectData, expectError, type Headers, seedAdmin, seedHuman, seedNamespace, send } from "./support/iamServer.js"
 
 describe("rollback", () => {
@@ -22,16 +23,7 @@ describe("rollback", () => {
         const ns = yield* seedNamespace(`rollback-${label}`)
         const call = (method: string, path: string, body?: unknown, headers: Headers = admin.headers) =>
           send(baseUrl, method, `/namespaces/${ns}/${path}`, headers, body)
-        const secret = expectData(yield* call("POST", "secrets", { name: "model-key", value: "sk-rollback-key" }), 201)
-        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: { agents: { label: "A" } } }), 201)
-        const agent = expectData(yield* call("POST", "agents", {
-          name: "bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-        }), 201)
-        const role = RoleId.make()
-        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, ${`operate-${role}`}, ARRAY['secret:operate'])`
-        const principalBinding = yield* bindRole(agent.servicePrincipalId, role, { kind: "secret", id: secret.id, namespaceId: ns })
+        const { secret, configuration, agent, role, principalBinding } = yield* setUpDeployableAgent(ns, call, { agents: { label: "A" } })
         const agentPath = `agents/${agent.id}`
         const redeploy = (revisionId: string, headers: Headers = admin.headers) =>
           call("POST", `${agentPath}/revisions/${revisionId}/redeploy`, undefined, headers)

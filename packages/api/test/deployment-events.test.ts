@@ -11,11 +11,12 @@ import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { MAX_DEPLOYMENT_STREAMS_PER_CALLER } from "@svc/core/api"
 import { Credentials, watchDeploymentEvents } from "@svc/core/client"
-import { RevisionId, RoleId } from "@svc/core/schema"
+import { RevisionId } from "@svc/core/schema"
 import { Duration, Effect, Either, Layer, Scope, Stream } from "effect"
-import { bindInstallationAdmin, bindRole } from "../../../testing/identity.js"
+import { bindInstallationAdmin } from "../../../testing/identity.js"
 import { REQUEST_ID, TestServer } from "../../../testing/server.js"
 import { DeploymentEventsHeartbeat } from "../src/agents/index.js"
+import { setUpDeployableAgent } from "./support/deployableAgent.js"
 import { apiTestLayer, expectData, type Headers, seedAdmin, seedNamespace, seedServiceKey, send, until } from "./support/iamServer.js"
 
 const HEARTBEAT = Duration.millis(150)
@@ -72,16 +73,7 @@ describe("deployment events", () => {
         const admin = yield* seedAdmin(`events-${label}@example.com`)
         const ns = yield* seedNamespace(`events-${label}`)
         const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
-        const secret = expectData(yield* call("POST", "secrets", { name: "model-key", value: "sk-events-key" }), 201)
-        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: { agents: {} } }), 201)
-        const agent = expectData(yield* call("POST", "agents", {
-          name: "bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-        }), 201)
-        const role = RoleId.make()
-        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, ${`operate-${role}`}, ARRAY['secret:operate'])`
-        yield* bindRole(agent.servicePrincipalId, role, { kind: "secret", id: secret.id, namespaceId: ns })
+        const { agent } = yield* setUpDeployableAgent(ns, call)
         const deploy = Effect.map(call("POST", `agents/${agent.id}/deploy`), (r) => expectData(r, 202).id as string)
         const eventsPath = (revisionId: string) => `/namespaces/${ns}/agents/${agent.id}/deployments/${revisionId}/events`
         const open = (revisionId: string, headers: Headers = admin.headers) => openEvents(`${baseUrl}${eventsPath(revisionId)}`, headers)
