@@ -22,7 +22,7 @@ import { InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
-import { Agents, AgentsLive, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
+import { Agents, AgentsLive, DeploymentEvents, Deployments, Diagnostics, Provisioning, Rollback, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
@@ -49,6 +49,8 @@ const FeatureServicesLive = Layer.mergeAll(
   InstallationService.Default,
   Agents.Default,
   Deployments.Default,
+  Rollback.Default,
+  DeploymentEvents.Default,
   Provisioning.Default,
   Workspace.Default,
   Diagnostics.Default,

@@ -8,13 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import type { NamespaceId } from "@svc/core/schema"
-import { WorkerLive } from "@svc/worker"
-import { Duration, Effect, Layer, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -22,7 +18,8 @@ import { type FakeModelServer, startFakeModelServer } from "../../../testing/fak
 import { until, workItemProgress } from "../../../testing/poll.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
-import { apiTestLayerWith, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
+import { gatewayWorldLayer } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-e2e-good-5f1c9a7e3b"
@@ -41,15 +38,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-// The API and the worker share the process configuration (data dir, runtime) and the Secret key.
-const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(Compute.layerFromConfiguration),
-  Layer.provideMerge(apiTestLayerWith(Compute.layerFromConfiguration)),
-  Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
-  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
-  Layer.provideMerge(LogCapture.layer)
-)
+const layer = gatewayWorldLayer(dataDir)
 
 describe("an Agent's whole life on a real gateway", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {

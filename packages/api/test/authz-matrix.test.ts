@@ -342,6 +342,16 @@ const routes: Record<string, RouteCase> = {
     prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions/${r.revisionId}` })),
     expect: inNamespace(200)
   },
+  // Extensions (DESIGN §18). The revision has no work item: its status is terminal, so the event
+  // stream sends one event and closes.
+  "GET /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/events": {
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/deployments/${r.revisionId}/events` })),
+    expect: inNamespace(200)
+  },
+  "POST /namespaces/:namespaceId/agents/:agentId/revisions/:revisionId/redeploy": {
+    prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions/${r.revisionId}/redeploy` })),
+    expect: inNamespace(202)
+  },
   "POST /namespaces/:namespaceId/agents/provision": {
     prepare: (f) =>
       Effect.succeed({

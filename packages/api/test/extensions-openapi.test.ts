@@ -24,6 +24,7 @@ const IDEMPOTENT = [
   "post /namespaces/{namespaceId}/agents/provision",
   "post /namespaces/{namespaceId}/agents/{agentId}/deploy",
   "post /namespaces/{namespaceId}/agents/{agentId}/stop",
+  "post /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}/redeploy",
   "post /namespaces/{namespaceId}/iam/roles",
   "post /namespaces/{namespaceId}/iam/access-bindings",
   "post /iam/service-principals",
@@ -45,7 +46,7 @@ describe("extensions of SPEC 0.1.0 in the OpenAPI document", () => {
     }
   })
 
-  it("exactly the create, deploy and stop operations document Idempotency-Key, marked as an extension", () => {
+  it("exactly the create, deploy, stop and redeploy operations document Idempotency-Key, marked as an extension", () => {
     const documented = operations
       .filter(({ operation }) => (operation.parameters ?? []).some((p) => p.name === "Idempotency-Key"))
       .map(({ route }) => route)
@@ -86,6 +87,11 @@ describe("extensions of SPEC 0.1.0 in the OpenAPI document", () => {
 
   it("no SPEC operation is marked as an extension", () => {
     const marked = operations.filter(({ operation }) => operation["x-svc-extension"] === true).map(({ route }) => route).sort()
-    expect(marked).toEqual(["get /audit", "get /namespaces/{namespaceId}/audit"])
+    expect(marked).toEqual([
+      "get /audit",
+      "get /namespaces/{namespaceId}/agents/{agentId}/deployments/{deploymentId}/events",
+      "get /namespaces/{namespaceId}/audit",
+      "post /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}/redeploy"
+    ])
   })
 })

@@ -2,7 +2,7 @@
  * Idempotent writes (DESIGN §18) over the real API and database: a repeat replays the first
  * response without acting again, another body or path is 409, keys are per principal, parallel
  * repeats act once, a malformed key changes nothing, secret-bearing responses are never stored,
- * deploy and stop are covered, and the worker's sweep removes expired keys.
+ * deploy, stop and redeploy are covered, and the worker's sweep removes expired keys.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -159,7 +159,7 @@ describe("Idempotency-Key", () => {
         ])
       }))
 
-    it.effect("deploy and stop: a repeat replays the admitted revision and queues no second work item", () =>
+    it.effect("deploy, stop and redeploy: a repeat replays the admitted revision and queues no second work item", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("idem-deploy@example.com")
@@ -184,8 +184,18 @@ describe("Idempotency-Key", () => {
         expectReplay(stopped, yield* call("POST", `agents/${agent.id}/stop`, undefined, "stop-1"))
         // The stop key names another path: reusing it for deploy is a conflict, not a replay.
         expectError(yield* call("POST", `agents/${agent.id}/deploy`, undefined, "stop-1"), 409, "RESOURCE_CONFLICT", KEY_DETAIL)
-        const work = yield* sql<{ kind: string; key: string }>`SELECT kind, key FROM work_items WHERE payload->>'agentId' = ${agent.id} ORDER BY kind`
-        expect(work).toEqual([{ kind: "agent.deploy", key: revision.id }, { kind: "agent.stop", key: agent.id }])
+        // Rollback (redeploy) opts in the same way: one new revision however often it is repeated.
+        const redeployed = yield* call("POST", `agents/${agent.id}/revisions/${revision.id}/redeploy`, undefined, "redeploy-1")
+        const rolledBack = expectData(redeployed, 202)
+        expect(rolledBack.rolledBackFrom).toBe(revision.id)
+        expectReplay(redeployed, yield* call("POST", `agents/${agent.id}/revisions/${revision.id}/redeploy`, undefined, "redeploy-1"))
+        expect(yield* count("agent_revisions", "agent_id", agent.id)).toBe(2)
+        const work = yield* sql<{ kind: string; key: string }>`SELECT kind, key FROM work_items WHERE payload->>'agentId' = ${agent.id} ORDER BY kind, created_at`
+        expect(work).toEqual([
+          { kind: "agent.deploy", key: revision.id },
+          { kind: "agent.deploy", key: rolledBack.id },
+          { kind: "agent.stop", key: agent.id }
+        ])
       }))
 
     it.effect("expiry: an expired key is not replayed, and the worker's sweep deletes expired keys only", () =>

@@ -26,6 +26,7 @@ export const toRevision = (row: RevisionRow): AgentRevision => {
     plugins: { driver: snapshot.plugins.driver, ...(settings.plugins === undefined ? {} : { plugins: settings.plugins }) },
     ...(unreadable.includes("pluginApprovers") ? {} : { pluginApprovers: settings.pluginApprovers ?? null }),
     ...(unreadable.length === 0 ? {} : { configurationReadError: { code: "SAVED_CONFIGURATION_UNREADABLE", field: unreadable[0]! } }),
+    ...(row.rolled_back_from === null ? {} : { rolledBackFrom: row.rolled_back_from }),
     createdAt: row.created_at
   }
 }

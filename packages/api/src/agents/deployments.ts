@@ -7,36 +7,25 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { PageParams } from "@svc/core/api"
 import { type HarnessAuth, readSavedSettings } from "@svc/core/api"
 import { AuditLog } from "@svc/core/audit"
-import { InstallationConfiguration } from "@svc/core/config"
-import { AgentsRepo, NamespacesRepo, RevisionsRepo, type RevisionSnapshot, WorkItemsRepo } from "@svc/core/db"
-import { AgentDeleting, Forbidden, NamespaceNotReady, NotFound, ResourceConflict } from "@svc/core/errors"
-import { CurrentCaller, decide, visibleTo } from "@svc/core/iam"
-import { type AgentId, ConfigurationId, type NamespaceId, RevisionId } from "@svc/core/schema"
-import { AGENT_DEPLOY, AGENT_STOP, deliveredSecrets } from "@svc/core/tenancy"
-import { Effect, Option, Schema } from "effect"
+import { AgentsRepo, RevisionsRepo, WorkItemsRepo } from "@svc/core/db"
+import { AgentDeleting, NotFound, ResourceConflict } from "@svc/core/errors"
+import { CurrentCaller, visibleTo } from "@svc/core/iam"
+import { type AgentId, ConfigurationId, type NamespaceId, type RevisionId } from "@svc/core/schema"
+import { AGENT_DEPLOY, AGENT_STOP } from "@svc/core/tenancy"
+import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { pageOf } from "../iam/access.js"
-import { secretRef } from "../secrets/policy.js"
-import { AgentAdmission } from "./admission.js"
 import { toDeployment, toRevision } from "./deploymentViews.js"
+import { FrozenConfiguration, RevisionQueue, type RevisionSource } from "./revisionQueue.js"
 import { agentRef, revisionRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { toAgent } from "./views.js"
 
-/** The harness every revision runs: an OpenClaw gateway. */
-export const HARNESS_ID = "openclaw"
-
-/** Any further fields are kept as they are: the revision freezes the bindings whole. */
-const Rest = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-const BindingRef = Schema.Struct({ source: Schema.Struct({ id: Schema.String }, Rest) }, Rest)
-
-/** What a revision freezes of its Configuration (the Configurations feature owns the table). */
-const ConfigurationRow = Schema.Struct({
-  id: ConfigurationId,
-  // bigint: the driver returns it as text.
-  generation: Schema.Union(Schema.Number, Schema.NumberFromString),
-  values: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  secret_bindings: Schema.Record({ key: Schema.String, value: BindingRef })
+/** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
+const lockConfigurationRow = (sql: SqlClient.SqlClient) => SqlSchema.findOne({
+  Request: ConfigurationId,
+  Result: FrozenConfiguration,
+  execute: (id) => sql`SELECT id, generation, "values", secret_bindings FROM configurations WHERE id = ${id} FOR KEY SHARE`
 })
 
 const agentDeleting = () => new AgentDeleting({ message: "The Agent is being deleted." })
@@ -47,110 +36,39 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const agents = yield* AgentsRepo
     const lookup = yield* AgentLookup
     const revisions = yield* RevisionsRepo
-    const namespaces = yield* NamespacesRepo
     const work = yield* WorkItemsRepo
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
-    const admission = yield* AgentAdmission
-    const installation = yield* InstallationConfiguration
+    const queue = yield* RevisionQueue
+    const lockConfiguration = lockConfigurationRow(sql)
 
-    /** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
-    const lockConfiguration = SqlSchema.findOne({
-      Request: ConfigurationId,
-      Result: ConfigurationRow,
-      execute: (id) => sql`SELECT id, generation, "values", secret_bindings FROM configurations WHERE id = ${id} FOR KEY SHARE`
-    })
-
-    /**
-     * Every Secret a revision delivers needs the caller's and the Agent principal's exact `operate`
-     * (SPEC 4.4): a missing grant of the Agent principal is the operator's to fix, so it is 403 with
-     * the principal named, never a deployment that fails later.
-     */
-    const authorizeSecrets = (namespaceId: NamespaceId, principalId: string, secretIds: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        for (const secretId of secretIds) {
-          const ref = secretRef(namespaceId, secretId)
-          yield* authorize("secret:operate", ref)
-          const decision = yield* decide({ principalId, namespaceId }, "secret:operate", ref).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql),
-            Effect.orDie
-          )
-          if (decision._tag !== "Allowed") {
-            return yield* new Forbidden({ message: `The Agent's service principal ${principalId} lacks secret:operate on ${secretId}.` })
-          }
-        }
-      })
-
+    /** SPEC 4.4 rule 1: the saved draft, frozen into a new revision and queued. */
     const deploy = Effect.fn("Agents.deploy")(function* (namespaceId: NamespaceId, agentId: AgentId) {
-      const caller = yield* CurrentCaller
       yield* authorize("agent:deploy", agentRef(namespaceId, agentId))
       const write = Effect.gen(function* () {
         const agent = yield* lookup.require(namespaceId, agentId, true)
-        if (agent.status === "deleting") return yield* agentDeleting()
-        const namespace = yield* namespaces.lockForShare(namespaceId)
-        if (Option.getOrUndefined(namespace)?.status !== "ready") {
-          return yield* new NamespaceNotReady({ message: "The Namespace's infrastructure is not ready for deployment." })
-        }
-        const { settings, unreadable } = readSavedSettings(agent.settings)
-        if (unreadable.length > 0) {
-          return yield* new ResourceConflict({ message: `The Agent's saved ${unreadable[0]} is unreadable; update it before deploying.` })
-        }
-        const harnessAuth: HarnessAuth | null = settings.harnessAuth ?? null
-        if (harnessAuth === null) return yield* new ResourceConflict({ message: "The Agent has no harness authentication." })
-        yield* admission.admitDraft(namespaceId, {
-          configurationId: agent.configuration_id,
-          executionMode: agent.execution_mode,
-          backendId: agent.backend_id,
-          harnessAuth,
-          plugins: settings.plugins
+        const draft = Effect.gen(function* () {
+          const { settings, unreadable } = readSavedSettings(agent.settings)
+          if (unreadable.length > 0) {
+            return yield* new ResourceConflict({ message: `The Agent's saved ${unreadable[0]} is unreadable; update it before deploying.` })
+          }
+          const harnessAuth: HarnessAuth | null = settings.harnessAuth ?? null
+          if (harnessAuth === null) return yield* new ResourceConflict({ message: "The Agent has no harness authentication." })
+          return {
+            configurationId: agent.configuration_id,
+            executionMode: agent.execution_mode,
+            backendId: agent.backend_id,
+            harnessAuth,
+            plugins: settings.plugins,
+            pluginApprovers: settings.pluginApprovers ?? null,
+            repositoryCredentials: [],
+            configuration: Effect.flatMap(lockConfiguration(agent.configuration_id).pipe(Effect.orDie), Option.match({
+              onNone: () => Effect.fail(new NotFound({ message: "The Configuration does not exist in this Namespace." })),
+              onSome: Effect.succeed
+            }))
+          } satisfies RevisionSource
         })
-        const found = yield* lockConfiguration(agent.configuration_id).pipe(Effect.orDie)
-        if (Option.isNone(found)) return yield* new NotFound({ message: "The Configuration does not exist in this Namespace." })
-        const configuration = found.value
-        const secretIds = [...new Set(deliveredSecrets(configuration.secret_bindings, harnessAuth).map((d) => d.secretId))].sort()
-        yield* authorizeSecrets(namespaceId, agent.service_principal_id, secretIds)
-
-        const id = RevisionId.make()
-        const snapshot: RevisionSnapshot = {
-          id,
-          agentId: agent.id,
-          namespaceId,
-          backendId: agent.backend_id,
-          compute: { id: installation.drivers.compute.id, implementation: installation.drivers.compute.id },
-          configuration: configuration.values,
-          configurationGeneration: configuration.generation,
-          configurationId: configuration.id,
-          configurationKind: "agent",
-          secretBindings: configuration.secret_bindings,
-          harness: { id: HARNESS_ID, mode: agent.execution_mode, auth: harnessAuth },
-          plugins: {
-            driver: installation.drivers.plugin === undefined
-              ? { id: "none", implementation: "none" }
-              : { id: installation.drivers.plugin.id, implementation: installation.drivers.plugin.id },
-            plugins: settings.plugins ?? {}
-          },
-          pluginApprovers: settings.pluginApprovers ?? null,
-          repositoryCredentials: []
-        }
-        const row = yield* revisions.insert({
-          id,
-          agent_id: agentId,
-          namespace_id: namespaceId,
-          configuration_id: configuration.id,
-          configuration_generation: configuration.generation,
-          snapshot
-        }, secretIds)
-        yield* agents.desireRunning(agentId)
-        yield* work.enqueue({ kind: AGENT_DEPLOY, key: id, payload: { namespaceId, agentId, revisionId: id } })
-        yield* audit.record({
-          kind: "agent.deployed",
-          outcome: "success",
-          actorPrincipalId: caller.principalId,
-          namespaceId,
-          resource: { kind: "agent", id: agentId },
-          details: { revisionId: id, configurationId: configuration.id, configurationGeneration: configuration.generation }
-        })
-        return toRevision(row)
+        return yield* queue.admitAndQueue(namespaceId, agent, draft)
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })
@@ -201,16 +119,25 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
       return toDeployment(namespaceId, agentId, row, yield* work.status(AGENT_DEPLOY, deploymentId))
     })
 
-    return { deploy, stop, revision, revisions: list, deployment }
+    /**
+     * The status for a stream the caller was already authorized for (the deployment events); none
+     * when the revision is gone (its Agent was removed).
+     */
+    const currentStatus = (namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId) =>
+      Effect.flatMap(revisions.findLive({ id: deploymentId, agent_id: agentId, namespace_id: namespaceId }), (row) =>
+        Option.isNone(row)
+          ? Effect.succeedNone
+          : Effect.map(work.status(AGENT_DEPLOY, deploymentId), (status) => Option.some(toDeployment(namespaceId, agentId, row.value, status))))
+
+    return { deploy, stop, revision, revisions: list, deployment, currentStatus }
   }),
   dependencies: [
     AgentsRepo.Default,
     AgentLookup.Default,
     RevisionsRepo.Default,
-    NamespacesRepo.Default,
     WorkItemsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    AgentAdmission.Default
+    RevisionQueue.Default
   ]
 }) {}

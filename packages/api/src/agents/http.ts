@@ -1,9 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { SvcApi } from "@svc/core/api"
 import { Effect } from "effect"
+import { DeploymentEvents } from "./deploymentEvents.js"
 import { Deployments } from "./deployments.js"
 import { Diagnostics } from "./diagnostics.js"
 import { Provisioning } from "./provisioning.js"
+import { Rollback } from "./rollback.js"
 import { Agents } from "./service.js"
 import { Workspace } from "./workspace.js"
 
@@ -15,6 +17,8 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
     const diagnostics = yield* Diagnostics
     const workspace = yield* Workspace
     const provisioning = yield* Provisioning
+    const rollback = yield* Rollback
+    const events = yield* DeploymentEvents
     return handlers
       .handle("create", ({ path, payload }) => agents.create(path.namespaceId, payload))
       .handle("list", ({ path, urlParams }) => agents.list(path.namespaceId, urlParams))
@@ -24,6 +28,8 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("deploy", ({ path }) => deployments.deploy(path.namespaceId, path.agentId))
       .handle("stop", ({ path }) => deployments.stop(path.namespaceId, path.agentId))
       .handle("deployment", ({ path }) => deployments.deployment(path.namespaceId, path.agentId, path.deploymentId))
+      .handle("deploymentEvents", ({ path }) => events.watch(path.namespaceId, path.agentId, path.deploymentId))
+      .handle("redeploy", ({ path }) => rollback.redeploy(path.namespaceId, path.agentId, path.revisionId))
       .handle("revisions", ({ path, urlParams }) => deployments.revisions(path.namespaceId, path.agentId, urlParams))
       .handle("revision", ({ path }) => deployments.revision(path.namespaceId, path.agentId, path.revisionId))
       .handle("diagnostics", ({ path }) => diagnostics.run(path.namespaceId, path.agentId, path.deploymentId))

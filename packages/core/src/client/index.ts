@@ -4,3 +4,4 @@
  */
 export { type Client, type ClientOptions, layer, layerFetch, make, SvcClient } from "./client.js"
 export { Credentials } from "./credentials.js"
+export { type DeploymentRef, type ServerSentEvent, serverSentEvents, watchDeploymentEvents } from "./deploymentEvents.js"

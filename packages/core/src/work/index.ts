@@ -8,3 +8,4 @@ export { DEFAULT_DEADLINE, enqueue, type Enqueued, type EnqueueOptions, WORK_CHA
 export { decodeWorkItem, type LastAttempt, toWorkItem, type WorkItem, workItemColumns, WorkItemRow, WorkState } from "./item.js"
 export { WorkOutbox, WorkOutboxLive } from "./outbox.js"
 export { getWorkItem } from "./status.js"
+export { DEPLOYMENT_CHANNEL } from "./deploymentChannel.js"

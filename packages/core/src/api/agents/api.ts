@@ -13,6 +13,10 @@ import { PageParams } from "../iam/schemas.js"
 import { CreateAgent, UpdateAgent } from "./fields.js"
 import { ProvisionAgent, ProvisioningAdmitted, ProvisioningWork } from "./provisionSchemas.js"
 import { Agent, AgentRevision, DeploymentStatus } from "./schemas.js"
+import { DeploymentEventStream, DeploymentStreamLimitWire } from "./events.js"
+
+/** Marks an operation as beyond SPEC (DESIGN §18); its SPEC neighbours behave as SPEC says. */
+const EXTENSION = { "x-svc-extension": true }
 
 const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
 const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
@@ -128,6 +132,31 @@ export const AgentsApi = HttpApiGroup.make("agents")
       .addSuccess(Envelope(DeploymentStatus, "DeploymentStatusResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "A deployment's persisted status (needs agent_revision:read; no probes)")
+  )
+  .add(
+    HttpApiEndpoint.get("deploymentEvents", "/namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/events")
+      .setPath(DeploymentPath)
+      .addSuccess(DeploymentEventStream)
+      .addError(DeploymentStreamLimitWire)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Extension: a deployment's status as Server-Sent Events until it is terminal (needs agent_revision:read)")
+      .annotate(OpenApi.Override, EXTENSION)
+  )
+  .add(
+    HttpApiEndpoint.post("redeploy", "/namespaces/:namespaceId/agents/:agentId/revisions/:revisionId/redeploy")
+      .pipe(idempotent)
+      .setPath(RevisionPath)
+      .addSuccess(RevisionResponse, { status: 202 })
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.AGENT_DELETING)
+      .addError(ErrorWire.NAMESPACE_NOT_READY)
+      .addError(ErrorWire.NOT_IMPLEMENTED)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "Extension: roll back by deploying a new revision from an earlier revision's snapshot (bodyless; 202; needs agent:deploy and agent_revision:read)"
+      )
+      .annotate(OpenApi.Override, EXTENSION)
   )
   .add(
     HttpApiEndpoint.get("revisions", "/namespaces/:namespaceId/agents/:agentId/revisions")

@@ -63,6 +63,11 @@ export const AgentRevision = Schema.Struct({
   pluginApprovers: optional(Schema.NullOr(PluginApprovers)),
   repositoryCredentials: Schema.Array(JsonValue),
   configurationReadError: optional(ConfigurationReadError),
+  /**
+   * Extension (DESIGN §18 rollback): the revision whose frozen snapshot this one was made from.
+   * Present only on revisions made by `POST .../revisions/{revisionId}/redeploy`.
+   */
+  rolledBackFrom: optional(Schema.NullOr(RevisionId)),
   createdAt: Timestamp
 }).annotations({ identifier: "AgentRevision" })
 export type AgentRevision = typeof AgentRevision.Type

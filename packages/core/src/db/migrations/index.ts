@@ -13,6 +13,7 @@ import m0010 from "./0010_revision_runtime_failure.js"
 import m0011 from "./0011_sign_in_evaluations.js"
 import m0012 from "./0012_idempotency_keys.js"
 import m0013 from "./0013_audit_keyset.js"
+import m0014 from "./0014_rollback_and_deployment_events.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -31,5 +32,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_revision_runtime_failure": m0010,
   "0011_sign_in_evaluations": m0011,
   "0012_idempotency_keys": m0012,
-  "0013_audit_keyset": m0013
+  "0013_audit_keyset": m0013,
+  "0014_rollback_and_deployment_events": m0014
 }

@@ -34,7 +34,13 @@ export const RevisionSnapshot = Schema.Struct({
 })
 export type RevisionSnapshot = typeof RevisionSnapshot.Type
 
-export const RevisionRow = Schema.Struct({ id: RevisionId, snapshot: RevisionSnapshot, created_at: Schema.DateFromSelf })
+export const RevisionRow = Schema.Struct({
+  id: RevisionId,
+  snapshot: RevisionSnapshot,
+  created_at: Schema.DateFromSelf,
+  /** The revision whose snapshot this one was made from (rollback, migration 0014); null for a deploy. */
+  rolled_back_from: Schema.NullOr(RevisionId)
+})
 export type RevisionRow = typeof RevisionRow.Type
 
 /** A revision with what its deployment status shows besides its work item (SPEC 2.7). */
@@ -70,7 +76,8 @@ const InsertRevision = Schema.Struct({
   namespace_id: NamespaceId,
   configuration_id: ConfigurationId,
   configuration_generation: Schema.Number,
-  snapshot: RevisionSnapshot
+  snapshot: RevisionSnapshot,
+  rolled_back_from: Schema.NullOr(RevisionId)
 })
 const RevisionKey = Schema.Struct({ id: RevisionId, agent_id: AgentId, namespace_id: NamespaceId })
 const RevisionPage = Schema.Struct({
@@ -88,10 +95,10 @@ export class RevisionsRepo extends Effect.Service<RevisionsRepo>()("@svc/core/Re
       Request: InsertRevision,
       Result: RevisionRow,
       execute: (row) => sql`
-        INSERT INTO agent_revisions (id, agent_id, namespace_id, configuration_id, configuration_generation, snapshot)
+        INSERT INTO agent_revisions (id, agent_id, namespace_id, configuration_id, configuration_generation, snapshot, rolled_back_from)
         VALUES (${row.id}, ${row.agent_id}, ${row.namespace_id}, ${row.configuration_id}, ${row.configuration_generation},
-          ${JSON.stringify(row.snapshot)}::jsonb)
-        RETURNING id, snapshot, created_at
+          ${JSON.stringify(row.snapshot)}::jsonb, ${row.rolled_back_from})
+        RETURNING id, snapshot, created_at, rolled_back_from
       `
     })
 
@@ -110,7 +117,7 @@ export class RevisionsRepo extends Effect.Service<RevisionsRepo>()("@svc/core/Re
       Request: RevisionKey,
       Result: RevisionStatusRow,
       execute: (key) => sql`
-        SELECT r.id, r.snapshot, r.created_at, r.error, r.warnings, r.runtime_failure
+        SELECT r.id, r.snapshot, r.created_at, r.rolled_back_from, r.error, r.warnings, r.runtime_failure
         FROM agent_revisions r JOIN namespaces n ON n.id = r.namespace_id
         WHERE r.id = ${key.id} AND r.agent_id = ${key.agent_id} AND r.namespace_id = ${key.namespace_id} AND n.status <> 'deleted'
       `
@@ -122,7 +129,7 @@ export class RevisionsRepo extends Effect.Service<RevisionsRepo>()("@svc/core/Re
         Request: RevisionPage,
         Result: RevisionRow,
         execute: (req) => sql`
-          SELECT r.id, r.snapshot, r.created_at FROM agent_revisions r
+          SELECT r.id, r.snapshot, r.created_at, r.rolled_back_from FROM agent_revisions r
           WHERE r.agent_id = ${req.agent_id} AND r.namespace_id = ${req.namespace_id}
             AND ${req.after === undefined ? sql`TRUE` : sql`r.id > ${req.after}`}
             AND ${visible}
