@@ -4,12 +4,14 @@
  * for mutations, SPEC 5.3), and a cookie the service renews is saved back for the next run.
  */
 import { Cookies, FetchHttpClient } from "@effect/platform"
-import { type Client, Credentials, make } from "@svc/core/client"
+import { type Client, type ClientOptions, Credentials, make } from "@svc/core/client"
 import { Effect, Ref } from "effect"
 import { type StoredCredentials, requireCredentials, writeCredentials } from "./credentialStore.js"
 
 export interface Connection {
   readonly client: Client
+  /** What the client was made with: for requests outside it (the deployment event stream). */
+  readonly options: ClientOptions
   readonly stored: StoredCredentials
   readonly file: string
 }
@@ -26,12 +28,14 @@ export const withConnection = <A, E, R>(file: string, use: (connection: Connecti
   Effect.gen(function* () {
     const stored = yield* requireCredentials(file)
     if (stored.kind === "key") {
-      const client = yield* clientFor(stored.url, Credentials.serviceKey(stored.key))
-      return yield* use({ client, stored, file })
+      const options = { baseUrl: stored.url, credentials: Credentials.serviceKey(stored.key) }
+      const client = yield* clientFor(options.baseUrl, options.credentials)
+      return yield* use({ client, options, stored, file })
     }
     const jar = yield* Ref.make(cookiesFrom(stored.cookies))
-    const client = yield* clientFor(stored.url, Credentials.cookieJar({ jar }))
-    return yield* use({ client, stored, file }).pipe(
+    const options = { baseUrl: stored.url, credentials: Credentials.cookieJar({ jar }) }
+    const client = yield* clientFor(options.baseUrl, options.credentials)
+    return yield* use({ client, options, stored, file }).pipe(
       Effect.ensuring(
         Effect.gen(function* () {
           const after = Cookies.toRecord(yield* Ref.get(jar))

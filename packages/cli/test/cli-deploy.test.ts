@@ -122,6 +122,14 @@ describe("svc agents and svc deploy --wait on a real gateway", () => {
     for (const line of progress) expect(line).toMatch(new RegExp(`^${revision}  (queued|running|succeeded)`))
     expect(progress.at(-1)).toBe(`${revision}  succeeded`)
     expect(lines.slice(-2)).toEqual([`deployment  ${revision}`, "status      succeeded"])
+    // --wait followed the deployment's event stream (pushed by the worker's NOTIFY), no polling.
+    const requests = service.process
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"http request"'))
+      .map((line) => (JSON.parse(line) as { annotations: { method: string; path: string; status: number } }).annotations)
+    expect(requests.filter((r) => r.path.endsWith(`/deployments/${revision}/events`)).map((r) => [r.method, r.status])).toEqual([["GET", 200]])
+    expect(requests.filter((r) => r.path.endsWith(`/deployments/${revision}`))).toEqual([])
     expect(jsonOf(await runCli(dir, ["agents", "get", "cli-bot", "--ns", "default", "--json"]))).toMatchObject({ activeRevisionId: revision })
 
     expect(jsonOf(await runCli(dir, ["agents", "delete", "cli-bot", "--ns", "default", "--json"]))).toMatchObject({ id: created.id, status: "deleting" })

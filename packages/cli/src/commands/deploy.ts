@@ -8,7 +8,7 @@ import { parse, requiredFlag } from "../args.js"
 import type { CommandContext, CommandGroup } from "../command.js"
 import { withConnection } from "../connection.js"
 import { progressView } from "../deployments/progress.js"
-import { pollingUpdates, watchDeployment } from "../deployments/watch.js"
+import { eventUpdates, pollingUpdates, watchDeployment } from "../deployments/watch.js"
 import { DeploymentFailed } from "../failures.js"
 import { fields, print } from "../output.js"
 import { agentIdOf, namespaceIdOf } from "../resolve.js"
@@ -29,7 +29,7 @@ export const deploy = (argv: ReadonlyArray<string>, context: CommandContext, usa
   Effect.gen(function* () {
     const args = yield* parse(argv, { ns: { type: "string" }, wait: { type: "boolean" } }, { min: 1, max: 1, usage })
     const ns = yield* requiredFlag(args, "ns", usage)
-    yield* withConnection(context.credentialsFile, ({ client }) =>
+    yield* withConnection(context.credentialsFile, ({ client, options }) =>
       Effect.gen(function* () {
         const namespaceId = yield* namespaceIdOf(client, ns)
         const agentId = yield* agentIdOf(client, namespaceId, args.positionals[0]!)
@@ -39,7 +39,7 @@ export const deploy = (argv: ReadonlyArray<string>, context: CommandContext, usa
         }
         // With --json stdout carries only the final document; progress goes to stderr.
         const view = progressView(args.json ? process.stderr : process.stdout, (args.json ? process.stderr : process.stdout).isTTY === true)
-        const updates = pollingUpdates(client, POLL_INTERVAL)({ namespaceId, agentId, deploymentId: revision.id })
+        const updates = eventUpdates(options, pollingUpdates(client, POLL_INTERVAL))({ namespaceId, agentId, deploymentId: revision.id })
         const final = yield* watchDeployment(updates, view.show).pipe(Effect.ensuring(view.finish))
         yield* print(args.json, final, summary)
         if (final.status === "failed") {

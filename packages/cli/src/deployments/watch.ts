@@ -1,11 +1,13 @@
 /**
  * Following one deployment until it ends. `watchDeployment` takes its updates as a Stream, so
- * where they come from is one argument: `pollingUpdates` reads `GET …/deployments/{id}` now; a
- * source over the server-sent events endpoint (`GET …/deployments/{id}/events`) can replace it
- * without touching the watching or the rendering.
+ * where they come from is one argument: `eventUpdates` follows the server-sent events endpoint
+ * (`GET …/deployments/{id}/events`, pushed by the worker's NOTIFY), and falls back to
+ * `pollingUpdates` (`GET …/deployments/{id}` every interval) when the stream cannot be opened
+ * or ends early (a proxy that drops it, a server without the extension).
  */
 import type { DeploymentStatus } from "@svc/core/api"
-import type { Client } from "@svc/core/client"
+import { FetchHttpClient } from "@effect/platform"
+import { type Client, type ClientOptions, watchDeploymentEvents } from "@svc/core/client"
 import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { type Duration, Effect, Option, Schedule, Stream } from "effect"
 
@@ -23,6 +25,14 @@ export const isTerminal = (status: DeploymentStatus): boolean => status.status =
 /** Reads the persisted status every `interval` (the first read at once). */
 export const pollingUpdates = (client: Client, interval: Duration.DurationInput) => (ref: DeploymentRef) =>
   Stream.repeatEffectWithSchedule(client.agents.deployment({ path: ref }), Schedule.spaced(interval))
+
+/** The event stream, then (if it fails or ends before a terminal status) polling. */
+export const eventUpdates = (options: ClientOptions, fallback: DeploymentUpdates<unknown>) => (ref: DeploymentRef) =>
+  watchDeploymentEvents(options, ref).pipe(
+    Stream.provideLayer(FetchHttpClient.layer),
+    Stream.catchAll(() => Stream.empty),
+    Stream.concat(Stream.suspend(() => fallback(ref)))
+  )
 
 const sameStatus = (a: DeploymentStatus, b: DeploymentStatus): boolean => JSON.stringify(a) === JSON.stringify(b)
 
