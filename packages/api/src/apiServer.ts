@@ -28,6 +28,7 @@ import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
+import { consoleDispatch } from "./console/index.js"
 import { listen, type ServerOptions } from "./server.js"
 
 /**
@@ -72,22 +73,25 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
 
 /**
  * The API's pipeline with native admin on: requests for Agent hosts are dispatched to their
- * gateways before routing (SPEC 5.8), which the ComputeDriver locates.
+ * gateways before routing (SPEC 5.8), which the ComputeDriver locates; the console is served
+ * on the service's own host.
  */
-export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig) =>
+export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig, consoleDir?: string) =>
   Layer.unwrapEffect(
-    Effect.map(nativeAdminDispatch(config), (dispatch) => httpPipeline(SvcApi, ApiGroupsLive, options, dispatch))
+    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir)]).pipe(
+      Effect.map(([nativeAdmin, console]) => httpPipeline(SvcApi, ApiGroupsLive, options, (app) => nativeAdmin(console(app))))
+    )
   )
 
 /**
- * The API's pipeline for an Installation: with native admin on, dispatching to gateways;
- * off, the plain API.
+ * The API's pipeline for an Installation: the console at /console/, and with native admin on,
+ * dispatching to gateways first.
  */
 const apiPipeline = (options: ServerOptions) => {
   const nativeAdmin = options.installation?.nativeAdmin
   return nativeAdmin?.enabled === true
     ? nativeAdminPipeline(options, nativeAdmin)
-    : httpPipeline(SvcApi, ApiGroupsLive, options)
+    : Layer.unwrapEffect(Effect.map(consoleDispatch(), (console) => httpPipeline(SvcApi, ApiGroupsLive, options, console)))
 }
 
 /** Logs the address the server listens on (with port 0, the port it was given). */

@@ -1,0 +1,34 @@
+/**
+ * The console's routes, under the `/console` basename. The API serves index.html for the same
+ * shapes (packages/api/src/console/routes.ts): keep the two lists in step.
+ */
+import { createBrowserRouter, Navigate, useParams } from "react-router"
+import { setUnauthenticatedHandler } from "./api/queryClient.js"
+import { Shell } from "./components/Shell.js"
+import { NotFound } from "./components/States.js"
+import { HomePage } from "./pages/Home.js"
+import { NamespacesPage } from "./pages/Namespaces.js"
+import { SignInPage } from "./pages/SignIn.js"
+
+const NamespaceIndex = () => {
+  const { ns } = useParams()
+  return <Navigate to={`/ns/${ns}/agents`} replace />
+}
+
+export const router = createBrowserRouter([
+  { path: "/sign-in", element: <SignInPage /> },
+  { path: "/", element: <HomePage /> },
+  {
+    element: <Shell />,
+    children: [
+      { path: "/namespaces", element: <NamespacesPage /> },
+      { path: "/ns/:ns", element: <NamespaceIndex /> },
+      { path: "*", element: <NotFound what="This page" /> }
+    ]
+  }
+], { basename: "/console" })
+
+setUnauthenticatedHandler(() => {
+  const here = location.pathname.replace(/^\/console/, "")
+  if (here !== "/sign-in") void router.navigate(`/sign-in?next=${encodeURIComponent(here)}`, { replace: true })
+})
