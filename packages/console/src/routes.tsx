@@ -9,6 +9,7 @@ import { NotFound } from "./components/States.js"
 import { HomePage } from "./pages/Home.js"
 import { NamespacesPage } from "./pages/Namespaces.js"
 import { SignInPage } from "./pages/SignIn.js"
+import { resourceRoutes } from "./resourceRoutes.js"
 
 const NamespaceIndex = () => {
   const { ns } = useParams()
@@ -23,6 +24,7 @@ export const router = createBrowserRouter([
     children: [
       { path: "/namespaces", element: <NamespacesPage /> },
       { path: "/ns/:ns", element: <NamespaceIndex /> },
+      ...resourceRoutes,
       { path: "*", element: <NotFound what="This page" /> }
     ]
   }

@@ -8,7 +8,8 @@ const PAGE_ROUTES: ReadonlyArray<RegExp> = [
   /^$/,
   /^sign-in$/,
   /^namespaces$/,
-  /^ns\/[^/]+(\/[^/]+)*$/
+  /^ns\/[^/]+(\/[^/]+)*$/,
+  /^admin\/[^/]+(\/[^/]+)*$/
 ]
 
 /** `relative` is the path below `/console/`, without the leading slash. */

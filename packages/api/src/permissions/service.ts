@@ -18,8 +18,9 @@ const typeOf = (p: Permission) => p.slice(0, p.indexOf(":"))
 
 /** What may be asked of each kind of resource: the catalogue's permissions that apply to it. */
 const ON_INSTALLATION = installationAdminPermissions.filter((p) => p.startsWith("installation:") || p === "namespace:create")
-const ON_NAMESPACE = installationAdminPermissions.filter((p) =>
-  !p.startsWith("installation:") && p !== "namespace:create" && (typeOf(p) === "namespace" || p.endsWith(":create")))
+// On a Namespace, `<type>:<action>` held means held on everything of that type in it (a binding
+// on the Namespace or above): what a list page may offer for each of its rows.
+const ON_NAMESPACE = installationAdminPermissions.filter((p) => !p.startsWith("installation:") && p !== "namespace:create")
 const ON_AGENT = installationAdminPermissions.filter((p) => typeOf(p) === "agent" && p !== "agent:create")
 
 export class Permissions extends Effect.Service<Permissions>()("@svc/api/Permissions", {

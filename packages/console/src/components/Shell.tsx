@@ -6,6 +6,7 @@
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate, useParams } from "react-router"
 import { useNamespaces } from "../api/namespaces.js"
 import { useSession, useSignOut } from "../api/session.js"
+import { ResourceNav } from "./resources/ResourceNav.js"
 import { ErrorState, Loading } from "./States.js"
 
 const NamespaceSwitcher = ({ current }: { current: string | undefined }) => {
@@ -48,6 +49,7 @@ export const Shell = () => {
         <nav aria-label="Main">
           <NavLink to="/namespaces" end>Namespaces</NavLink>
           {ns !== undefined && <NavLink to={`/ns/${ns}/agents`}>Agents</NavLink>}
+          <ResourceNav ns={ns} />
         </nav>
         <span className="who" title={session.data.email}>{session.data.name || session.data.email}</span>
         <button
