@@ -24,6 +24,7 @@ import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
 import { Agents, AgentsLive, Deployments, Diagnostics, Provisioning, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
+import { Permissions, PermissionsLive } from "./permissions/index.js"
 import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
@@ -57,7 +58,8 @@ const FeatureServicesLive = Layer.mergeAll(
   Recovery.Default,
   SignIn.Default,
   Sessions.Default,
-  ExternalSignIn.Default
+  ExternalSignIn.Default,
+  Permissions.Default
 )
 
 /**
@@ -65,7 +67,7 @@ const FeatureServicesLive = Layer.mergeAll(
  * sign-in and account-read Origin checks, session inspection, the provider flows' Origin).
  * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, PermissionsLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive)),
   Layer.provideMerge(AuthenticationLive)
@@ -78,7 +80,7 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
  */
 export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig, consoleDir?: string) =>
   Layer.unwrapEffect(
-    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir)]).pipe(
+    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir, { nativeAdmin: { agentHostSuffix: config.agentHostSuffix } })]).pipe(
       Effect.map(([nativeAdmin, console]) => httpPipeline(SvcApi, ApiGroupsLive, options, (app) => nativeAdmin(console(app))))
     )
   )

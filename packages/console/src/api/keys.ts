@@ -7,6 +7,9 @@ export const keys = {
   providers: ["providers"] as const,
   installation: ["installation"] as const,
   namespaces: ["namespaces"] as const,
+  /** The caller's permissions on the Installation, a Namespace or an Agent. */
+  permissions: (ns?: string, agentId?: string) =>
+    ns === undefined ? ["permissions"] as const : agentId === undefined ? ["ns", ns, "permissions"] as const : ["ns", ns, "agents", agentId, "permissions"] as const,
   namespace: (ns: string) => ["ns", ns] as const,
   agents: (ns: string) => ["ns", ns, "agents"] as const,
   agent: (ns: string, agentId: string) => ["ns", ns, "agents", agentId] as const,

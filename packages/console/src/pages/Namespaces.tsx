@@ -2,9 +2,37 @@
 import { type FormEvent, useState } from "react"
 import { Link } from "react-router"
 import { useCreateNamespace, useDeleteNamespace, useNamespaces } from "../api/namespaces.js"
-import { usePermission } from "../api/permissions.js"
+import { useInstallationPermissions, useNamespacePermissions } from "../api/permissions.js"
 import { StatusBadge } from "../components/StatusBadge.js"
 import { ActionError, Empty, QueryView } from "../components/States.js"
+
+interface NamespaceRowProps {
+  readonly namespace: { readonly id: string; readonly name: string; readonly status: string }
+  readonly remove: ReturnType<typeof useDeleteNamespace>
+}
+
+const NamespaceRow = ({ namespace, remove }: NamespaceRowProps) => {
+  const can = useNamespacePermissions(namespace.id)
+  return (
+    <tr data-namespace={namespace.id}>
+      <td><Link to={`/ns/${namespace.id}/agents`}>{namespace.name}</Link></td>
+      <td><StatusBadge status={namespace.status} /></td>
+      <td className="mono">{namespace.id}</td>
+      <td>
+        {namespace.status !== "deleting" && can("namespace:delete") && (
+          <button
+            type="button"
+            className="danger"
+            disabled={remove.isPending}
+            onClick={() => window.confirm(`Delete Namespace ${namespace.name}?`) && remove.mutate(namespace.id)}
+          >
+            Delete
+          </button>
+        )}
+      </td>
+    </tr>
+  )
+}
 
 const CreateNamespace = () => {
   const create = useCreateNamespace()
@@ -25,36 +53,18 @@ const CreateNamespace = () => {
 export const NamespacesPage = () => {
   const namespaces = useNamespaces()
   const remove = useDeleteNamespace()
-  const canCreate = usePermission("namespaces:create")
+  const can = useInstallationPermissions()
   return (
     <section>
       <h1>Namespaces</h1>
-      {canCreate && <CreateNamespace />}
+      {can("namespace:create") && <CreateNamespace />}
       <ActionError error={remove.error} />
       <QueryView query={namespaces} what="Namespaces">
         {(list) => list.length === 0 ? <Empty><p>No Namespaces yet.</p></Empty> : (
           <table className="list">
             <thead><tr><th>Name</th><th>Status</th><th>ID</th><th /></tr></thead>
             <tbody>
-              {list.map((namespace) => (
-                <tr key={namespace.id} data-namespace={namespace.id}>
-                  <td><Link to={`/ns/${namespace.id}/agents`}>{namespace.name}</Link></td>
-                  <td><StatusBadge status={namespace.status} /></td>
-                  <td className="mono">{namespace.id}</td>
-                  <td>
-                    {namespace.status !== "deleting" && canCreate && (
-                      <button
-                        type="button"
-                        className="danger"
-                        disabled={remove.isPending}
-                        onClick={() => window.confirm(`Delete Namespace ${namespace.name}?`) && remove.mutate(namespace.id)}
-                      >
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
+              {list.map((namespace) => <NamespaceRow key={namespace.id} namespace={namespace} remove={remove} />)}
             </tbody>
           </table>
         )}

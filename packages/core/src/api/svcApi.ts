@@ -10,6 +10,7 @@ import { SecretsApi } from "./secrets/api.js"
 import { ConfigurationsApi } from "./configurations/api.js"
 import { AgentsApi } from "./agents/api.js"
 import { PresetsApi } from "./presets/api.js"
+import { PermissionsApi } from "./permissions/api.js"
 import { withApiErrors } from "./apiErrors.js"
 import { documented } from "./documented.js"
 
@@ -23,4 +24,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(SecretsApi)
   .add(ConfigurationsApi)
   .add(PresetsApi)
-  .add(AgentsApi))
+  .add(AgentsApi)
+  .add(PermissionsApi))
