@@ -80,7 +80,7 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
  */
 export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig, consoleDir?: string) =>
   Layer.unwrapEffect(
-    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir)]).pipe(
+    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir, { nativeAdmin: { agentHostSuffix: config.agentHostSuffix } })]).pipe(
       Effect.map(([nativeAdmin, console]) => httpPipeline(SvcApi, ApiGroupsLive, options, (app) => nativeAdmin(console(app))))
     )
   )

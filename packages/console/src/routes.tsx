@@ -6,8 +6,13 @@ import { createBrowserRouter, Navigate, useParams } from "react-router"
 import { setUnauthenticatedHandler } from "./api/queryClient.js"
 import { Shell } from "./components/Shell.js"
 import { NotFound } from "./components/States.js"
+import { AgentCreatePage } from "./pages/AgentCreate.js"
+import { AgentDetailPage } from "./pages/AgentDetail.js"
+import { AgentsPage } from "./pages/Agents.js"
+import { ConfigurationCreatePage } from "./pages/ConfigurationCreate.js"
 import { HomePage } from "./pages/Home.js"
 import { NamespacesPage } from "./pages/Namespaces.js"
+import { SecretCreatePage } from "./pages/SecretCreate.js"
 import { SignInPage } from "./pages/SignIn.js"
 import { resourceRoutes } from "./resourceRoutes.js"
 
@@ -24,6 +29,11 @@ export const router = createBrowserRouter([
     children: [
       { path: "/namespaces", element: <NamespacesPage /> },
       { path: "/ns/:ns", element: <NamespaceIndex /> },
+      { path: "/ns/:ns/agents", element: <AgentsPage /> },
+      { path: "/ns/:ns/agents/new", element: <AgentCreatePage /> },
+      { path: "/ns/:ns/agents/:agentId", element: <AgentDetailPage /> },
+      { path: "/ns/:ns/secrets/new", element: <SecretCreatePage /> },
+      { path: "/ns/:ns/configurations/new", element: <ConfigurationCreatePage /> },
       ...resourceRoutes,
       { path: "*", element: <NotFound what="This page" /> }
     ]

@@ -21,7 +21,14 @@ const respond = (asset: ConsoleAsset, headers: Record<string, string>, method: s
     headers: method === "HEAD" ? { ...headers, "content-length": String(asset.body.length) } : headers
   })
 
-const serve = (assets: ConsoleAssets | undefined, request: HttpServerRequest.HttpServerRequest, pathname: string) => {
+/** What the console needs to know of this server that no API endpoint says (native admin hosts). */
+export interface ConsoleSettings {
+  readonly nativeAdmin: { readonly agentHostSuffix: string } | null
+}
+
+const SETTINGS = "settings.json"
+
+const serve = (assets: ConsoleAssets | undefined, settings: ConsoleSettings, request: HttpServerRequest.HttpServerRequest, pathname: string) => {
   if (request.method !== "GET" && request.method !== "HEAD") {
     return refusal(new MethodNotAllowed({ message: "The console only answers GET and HEAD." }))
   }
@@ -29,6 +36,7 @@ const serve = (assets: ConsoleAssets | undefined, request: HttpServerRequest.Htt
     return refusal(new DependencyUnavailable({ message: "The console is not built on this server; run `npm run build`." }))
   }
   const relative = pathname.slice(PREFIX.length)
+  if (relative === SETTINGS) return Effect.succeed(HttpServerResponse.unsafeJson(settings, { headers: plainAssetHeaders }))
   const file = relative === "index.html" ? undefined : assets.files.get(relative)
   if (file !== undefined) {
     return Effect.succeed(respond(file, isImmutableAsset(relative) ? immutableAssetHeaders : plainAssetHeaders, request.method))
@@ -47,7 +55,7 @@ const pathOf = (url: string): string => {
  * The middleware; the build is read once, here, from `dir` (default: the console package's
  * dist directory).
  */
-export const consoleDispatch = (dir: string = defaultConsoleDir()) =>
+export const consoleDispatch = (dir: string = defaultConsoleDir(), settings: ConsoleSettings = { nativeAdmin: null }) =>
   Effect.map(loadConsoleAssets(dir), (assets) =>
     <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -56,5 +64,5 @@ export const consoleDispatch = (dir: string = defaultConsoleDir()) =>
           const query = request.url.slice(pathname.length)
           return Effect.succeed(HttpServerResponse.redirect(`${PREFIX}${query}`, { status: 301, headers: { "cache-control": "no-store" } }))
         }
-        return pathname.startsWith(PREFIX) ? serve(assets, request, pathname) : app
+        return pathname.startsWith(PREFIX) ? serve(assets, settings, request, pathname) : app
       }))

@@ -7,7 +7,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { type Client, Credentials, make } from "@svc/core/client"
 import { type ApiError, ErrorClasses, type ErrorCode, ErrorCodes, ErrorStatus } from "@svc/core/errors"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option, ParseResult } from "effect"
 
 export class ApiFailure extends Error {
   constructor(
@@ -32,6 +32,10 @@ const toFailure = (error: unknown): ApiFailure => {
   if (code !== undefined) {
     const { message, details } = error as ApiError
     return new ApiFailure(ErrorStatus[code], code, message, details ?? [])
+  }
+  // The contract's own schemas refused the request before it left: the service would have too.
+  if (ParseResult.isParseError(error)) {
+    return new ApiFailure(400, "INVALID_REQUEST", ParseResult.TreeFormatter.formatErrorSync(error))
   }
   // Transport failures (the service is down) and bodies off the contract.
   const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Unknown"
