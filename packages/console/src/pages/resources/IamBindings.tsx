@@ -27,7 +27,7 @@ const CreateBinding = ({ ns, create }: { ns: string; create: ReturnType<typeof u
   return (
     <form className="form card" onSubmit={submit} aria-label="Create an access binding">
       <h2>New access binding</h2>
-      <label>Principal (<code>prn_…</code> or <code>sp_…</code>)<input name="binding-principal" required value={principalId} onChange={(e) => setPrincipalId(e.target.value)} /></label>
+      <label><span>Principal (<code>prn_…</code> or <code>sp_…</code>)</span><input name="binding-principal" required value={principalId} onChange={(e) => setPrincipalId(e.target.value)} /></label>
       <label>
         Role
         <select name="binding-role" required value={roleId} onChange={(e) => setRoleId(e.target.value)}>
@@ -57,6 +57,8 @@ const CreateBinding = ({ ns, create }: { ns: string; create: ReturnType<typeof u
 
 const BindingList = ({ ns }: { ns: string }) => {
   const bindings = useBindings(ns)
+  const roles = useRoles(ns)
+  const roleName = (roleId: string) => roles.data?.find((role) => role.id === roleId)?.name
   const { create, remove } = useBindingWrites(ns)
   const can = useNamespacePermissions(ns)
   const readable = !bindings.isError
@@ -73,7 +75,7 @@ const BindingList = ({ ns }: { ns: string }) => {
               {list.map((binding) => (
                 <tr key={binding.id} data-binding={binding.id}>
                   <td className="mono">{binding.principalId}</td>
-                  <td className="mono">{binding.roleId}</td>
+                  <td>{roleName(binding.roleId)}<div className="mono muted">{binding.roleId}</div></td>
                   <td className="mono">{binding.resource.kind} {binding.resource.id}</td>
                   <td><When at={binding.createdAt} /></td>
                   <td>

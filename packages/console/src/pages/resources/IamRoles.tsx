@@ -30,7 +30,7 @@ const CreateRole = ({ create }: { create: ReturnType<typeof useRoleWrites>["crea
       <h2>New Role</h2>
       <label>Name<input name="role-name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} /></label>
       <label>
-        Permissions (<code>type:action</code>, separated by spaces or commas)
+        <span>Permissions (<code>type:action</code>, separated by spaces or commas)</span>
         <input name="role-permissions" required value={permissions} onChange={(e) => setPermissions(e.target.value)} />
       </label>
       <div className="actions"><button type="submit" disabled={create.isPending}>Create Role</button></div>

@@ -70,12 +70,11 @@ const SecretList = ({ ns }: { ns: string }) => {
       <QueryView query={list} what="Secrets">
         {(secrets) => secrets.length === 0 ? <Empty><p>No Secrets in this Namespace yet.</p></Empty> : (
           <table className="list">
-            <thead><tr><th>Name</th><th>Reference</th><th>Updated</th><th /></tr></thead>
+            <thead><tr><th>Name</th><th>Updated</th><th /></tr></thead>
             <tbody>
               {secrets.map((secret) => (
                 <tr key={secret.id} data-secret={secret.id}>
                   <td>{secret.name}<div className="mono muted">{secret.id}</div></td>
-                  <td className="mono">{JSON.stringify(secret.ref)}</td>
                   <td><When at={secret.updatedAt} /></td>
                   <td>
                     {can("secret:update") && <ReplaceValue ns={ns} id={secret.id} name={secret.name} />}
