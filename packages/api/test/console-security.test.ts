@@ -20,12 +20,15 @@ const XSS = "<img src=x onerror=alert(1)>"
 
 beforeAll(() => requireBuiltConsole())
 
-/** Counts, in the page, the renders after `armed` whose text contains `needle` (a string script: no DOM library here). */
-const watchText = (needle: string) => `
+/**
+ * Counts, in the page, the renders after `armed` whose text contains `needle`, on a page whose
+ * path contains `where` (a string script: this file is type-checked without the DOM library).
+ */
+const watchText = (needle: string, where = "/console/") => `
   window.__seen = 0;
   window.__armed = false;
   new MutationObserver(() => {
-    if (window.__armed && document.body.textContent.includes(${JSON.stringify(needle)})) window.__seen++;
+    if (window.__armed && location.pathname.includes(${JSON.stringify(where)}) && document.body.textContent.includes(${JSON.stringify(needle)})) window.__seen++;
   }).observe(document.body, { childList: true, subtree: true, characterData: true });`
 
 describe("the console's security", () => {
@@ -47,8 +50,8 @@ describe("the console's security", () => {
         const browser = yield* launchBrowser
         const w = yield* watchedPage(browser)
         const { page } = w
-        const step = (name: string, run: () => Promise<unknown>) => Effect.promise(() => run().catch((error: Error) => {
-          throw new Error(`${name}: ${error.message}`)
+        const step = (name: string, run: () => Promise<unknown>) => Effect.promise(() => run().catch(async (error: Error) => {
+          throw new Error(`${name}: ${error.message} (at ${page.url()}: ${(await page.textContent("body").catch(() => ""))?.slice(0, 300)})`)
         }))
 
         // The document carries the strict policy; the session cookie is HttpOnly, not in document.cookie.
@@ -87,7 +90,7 @@ describe("the console's security", () => {
         yield* step("alpha", async () => {
           await page.goto(`${baseUrl}/console/ns/${nsA}/agents`)
           await page.locator(`tr[data-agent='${alpha.id}']`).waitFor()
-          await page.evaluate(watchText("alpha-only"))
+          await page.evaluate(watchText("alpha-only", nsB))
           await page.evaluate("window.__armed = true")
           await page.getByLabel("Namespace").selectOption(nsB)
           await page.waitForURL(`${baseUrl}/console/ns/${nsB}/agents`)
@@ -109,15 +112,17 @@ describe("the console's security", () => {
         // A read-only user in the same tab: sees only what it may read, is offered no write, sends none.
         const from = w.requests.length
         yield* step("viewer", async () => {
+          await page.goto(`${baseUrl}/console/sign-in`)
           await page.evaluate(watchText("beta-ns"))
           await page.evaluate("window.__armed = true")
-          await page.goto(`${baseUrl}/console/sign-in`)
           await page.getByLabel("Email").fill("console-viewer@example.com")
           await page.getByLabel("Password").fill(PASSWORD)
           await page.getByRole("button", { name: "Sign in" }).click()
           await page.waitForURL(`${baseUrl}/console/namespaces`)
           await page.locator(`tr[data-namespace='${nsA}']`).waitFor()
         })
+        // Nothing of the administrator's session was rendered for the viewer.
+        expect(yield* step("admin's data", () => page.evaluate("window.__seen"))).toBe(0)
         const viewerNamespaces = yield* step("viewer list", () => page.locator("tr[data-namespace]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-namespace"))))
         expect(viewerNamespaces).toEqual([nsA])
         yield* step("viewer agents", async () => {
@@ -143,7 +148,6 @@ describe("the console's security", () => {
         expect(yield* step("no links", () => page.getByRole("link", { name: /New (Agent|Secret|Configuration)/ }).count())).toBe(0)
         const writes = w.requests.slice(from).filter((r) => !r.startsWith("GET ") && r !== "POST /api/auth/sign-in/email")
         expect(writes).toEqual([])
-        expect(yield* step("admin's data", () => page.evaluate("window.__seen"))).toBe(0)
 
         // Session expiry: the session is revoked behind the page; its next read brings sign-in back.
         expect((yield* apiAs(page, baseUrl, "POST", "/api/auth/sign-out")).status).toBe(200)

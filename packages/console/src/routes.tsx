@@ -3,7 +3,7 @@
  * shapes (packages/api/src/console/routes.ts): keep the two lists in step.
  */
 import { createBrowserRouter, Navigate, useParams } from "react-router"
-import { setUnauthenticatedHandler } from "./api/queryClient.js"
+import { queryClient, setUnauthenticatedHandler } from "./api/queryClient.js"
 import { Shell } from "./components/Shell.js"
 import { NotFound } from "./components/States.js"
 import { AgentCreatePage } from "./pages/AgentCreate.js"
@@ -42,5 +42,7 @@ export const router = createBrowserRouter([
 
 setUnauthenticatedHandler(() => {
   const here = location.pathname.replace(/^\/console/, "")
-  if (here !== "/sign-in") void router.navigate(`/sign-in?next=${encodeURIComponent(here)}`, { replace: true })
+  if (here === "/sign-in") return
+  queryClient.clear()
+  void router.navigate(`/sign-in?next=${encodeURIComponent(here)}`, { replace: true })
 })

@@ -26,19 +26,20 @@ export const useAgent = (ns: string, agentId: string) =>
 export const useRevisions = (ns: string, agentId: string) =>
   useQuery({ queryKey: keys.revisions(ns, agentId), queryFn: () => call((c) => c.agents.revisions({ path: path(ns, agentId), urlParams: {} })) })
 
+/** The Agent itself only: its key prefixes its files, deployments and permissions. */
 const refreshAgent = (ns: string, agentId: string) =>
-  queryClient.invalidateQueries({ queryKey: keys.agent(ns, agentId) })
+  queryClient.invalidateQueries({ queryKey: keys.agent(ns, agentId), exact: true })
 
 export const useCreateAgent = (ns: string) =>
   useMutation({
     mutationFn: (payload: CreateAgent) => call((c) => c.agents.create({ path: { namespaceId: ns as NamespaceId }, payload })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.agents(ns) })
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.agents(ns), exact: true })
   })
 
 export const useDeploy = (ns: string, agentId: string) =>
   useMutation({
     mutationFn: () => call((c) => c.agents.deploy({ path: path(ns, agentId) })),
-    onSuccess: () => Promise.all([refreshAgent(ns, agentId), queryClient.invalidateQueries({ queryKey: keys.revisions(ns, agentId) })])
+    onSuccess: () => Promise.all([refreshAgent(ns, agentId), queryClient.invalidateQueries({ queryKey: keys.revisions(ns, agentId), exact: true })])
   })
 
 export const useStop = (ns: string, agentId: string) =>
@@ -47,7 +48,7 @@ export const useStop = (ns: string, agentId: string) =>
 export const useDeleteAgent = (ns: string, agentId: string) =>
   useMutation({
     mutationFn: () => call((c) => c.agents.delete({ path: path(ns, agentId) })),
-    onSuccess: () => Promise.all([refreshAgent(ns, agentId), queryClient.invalidateQueries({ queryKey: keys.agents(ns) })])
+    onSuccess: () => Promise.all([refreshAgent(ns, agentId), queryClient.invalidateQueries({ queryKey: keys.agents(ns), exact: true })])
   })
 
 export const useDiagnostics = (ns: string, agentId: string) =>

@@ -20,7 +20,11 @@ export const useDeploymentStatus = (ns: string, agentId: string, deploymentId: s
         path: { namespaceId: ns as NamespaceId, agentId: agentId as AgentId, deploymentId: deploymentId as RevisionId }
       }))
       // The Agent's active revision changes when a deployment ends: read it again then.
-      if (isTerminal(status.status)) void queryClient.invalidateQueries({ queryKey: keys.agent(ns, agentId) })
+      // Exact keys: the Agent's key prefixes this very query, whose refetch would invalidate again.
+      if (isTerminal(status.status)) {
+        void queryClient.invalidateQueries({ queryKey: keys.agent(ns, agentId), exact: true })
+        void queryClient.invalidateQueries({ queryKey: keys.revisions(ns, agentId), exact: true })
+      }
       return status
     },
     refetchInterval: (query) => isTerminal(query.state.data?.status) ? false : 1_000,

@@ -9,16 +9,17 @@ import { ApiFailure } from "./client.js"
 type OnUnauthenticated = () => void
 let onUnauthenticated: OnUnauthenticated = () => {}
 
-/** The router registers how to reach sign-in once it exists. */
+/**
+ * The router registers how to reach sign-in once it exists. It drops the cache once, on the way
+ * there: the other queries of the old page that answer 401 meanwhile find it already on sign-in
+ * (clearing again would drop the sign-in page's own session read while it is under way).
+ */
 export const setUnauthenticatedHandler = (handler: OnUnauthenticated) => {
   onUnauthenticated = handler
 }
 
 const watch = (error: unknown) => {
-  if (error instanceof ApiFailure && error.status === 401) {
-    queryClient.clear()
-    onUnauthenticated()
-  }
+  if (error instanceof ApiFailure && error.status === 401) onUnauthenticated()
 }
 
 export const queryClient: QueryClient = new QueryClient({

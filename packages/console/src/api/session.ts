@@ -1,6 +1,6 @@
 /** Session, sign-in and sign-out (SPEC 4.1, 5.2-5.3). The cookie is set and sent by the browser. */
 import { useMutation, useQuery } from "@tanstack/react-query"
-import { call } from "./client.js"
+import { call, isFailure } from "./client.js"
 import { keys } from "./keys.js"
 import { queryClient } from "./queryClient.js"
 
@@ -10,8 +10,16 @@ const freshSession = () => {
   return queryClient.resetQueries({ queryKey: keys.session })
 }
 
+/** A session the service no longer accepts (expired, revoked: 401) is no session. */
 export const useSession = () =>
-  useQuery({ queryKey: keys.session, queryFn: () => call((c) => c.authSessions.session()), staleTime: 30_000 })
+  useQuery({
+    queryKey: keys.session,
+    queryFn: () => call((c) => c.authSessions.session()).catch((error: unknown) => {
+      if (isFailure(error, 401)) return null
+      throw error
+    }),
+    staleTime: 30_000
+  })
 
 export const useProviders = () =>
   useQuery({ queryKey: keys.providers, queryFn: () => call((c) => c.authSessions.providers()), staleTime: Infinity })
