@@ -8,7 +8,8 @@ import { InNamespace } from "../../components/resources/InNamespace.js"
 import { JsonText, parseJson } from "../../components/resources/JsonText.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const NEW_DOCUMENT = `{\n  "values": {}\n}`
@@ -47,28 +48,26 @@ const ConfigurationList = ({ ns }: { ns: string }) => {
     <>
       {can("configuration:create") && <CreateConfiguration ns={ns} />}
       <ActionError error={remove.error} />
-      <QueryView query={list} what="Configurations">
-        {(configurations) => configurations.length === 0 ? <Empty><p>No Configurations in this Namespace yet.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>ID</th><th>Generation</th><th>Secret bindings</th><th>Updated</th><th /></tr></thead>
-            <tbody>
-              {configurations.map((configuration) => (
-                <tr key={configuration.id} data-configuration={configuration.id}>
-                  <td className="mono"><Link to={`/ns/${ns}/configurations/${configuration.id}`}>{configuration.id}</Link></td>
-                  <td>{configuration.generation}</td>
-                  <td>{Object.keys(configuration.secretBindings).length}</td>
-                  <td><When at={configuration.updatedAt} /></td>
-                  <td>
-                    {can("configuration:delete") && (
-                      <DeleteButton what={`Configuration ${configuration.id}`} busy={remove.isPending} onConfirm={() => remove.mutate(configuration.id)} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={list}
+        what="Configurations"
+        empty="No Configurations in this Namespace yet."
+        headers={["ID", "Generation", "Secret bindings", "Updated", ""]}
+        marker="configuration"
+        cells={(configuration) => (
+          <>
+            <td className="mono"><Link to={`/ns/${ns}/configurations/${configuration.id}`}>{configuration.id}</Link></td>
+            <td>{configuration.generation}</td>
+            <td>{Object.keys(configuration.secretBindings).length}</td>
+            <td><When at={configuration.updatedAt} /></td>
+            <td>
+              {can("configuration:delete") && (
+                <DeleteButton what={`Configuration ${configuration.id}`} busy={remove.isPending} onConfirm={() => remove.mutate(configuration.id)} />
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }

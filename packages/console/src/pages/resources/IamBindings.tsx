@@ -11,7 +11,8 @@ import { IamNav } from "../../components/resources/IamNav.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const CreateBinding = ({ ns, create }: { ns: string; create: ReturnType<typeof useBindingWrites>["create"] }) => {
@@ -67,28 +68,26 @@ const BindingList = ({ ns }: { ns: string }) => {
       <IamNav ns={ns} />
       {readable && can("iam_access_binding:create") && <CreateBinding ns={ns} create={create} />}
       <ActionError error={remove.error} />
-      <QueryView query={bindings} what="the access bindings of this Namespace">
-        {(list) => list.length === 0 ? <Empty><p>No access bindings.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>Principal</th><th>Role</th><th>Resource</th><th>Created</th><th /></tr></thead>
-            <tbody>
-              {list.map((binding) => (
-                <tr key={binding.id} data-binding={binding.id}>
-                  <td className="mono">{binding.principalId}</td>
-                  <td>{roleName(binding.roleId)}<div className="mono muted">{binding.roleId}</div></td>
-                  <td className="mono">{binding.resource.kind} {binding.resource.id}</td>
-                  <td><When at={binding.createdAt} /></td>
-                  <td>
-                    {can("iam_access_binding:delete") && (
-                      <DeleteButton what={`the binding of ${binding.principalId}`} busy={remove.isPending} onConfirm={() => remove.mutate(binding.id)} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={bindings}
+        what="the access bindings of this Namespace"
+        empty="No access bindings."
+        headers={["Principal", "Role", "Resource", "Created", ""]}
+        marker="binding"
+        cells={(binding) => (
+          <>
+            <td className="mono">{binding.principalId}</td>
+            <td>{roleName(binding.roleId)}<div className="mono muted">{binding.roleId}</div></td>
+            <td className="mono">{binding.resource.kind} {binding.resource.id}</td>
+            <td><When at={binding.createdAt} /></td>
+            <td>
+              {can("iam_access_binding:delete") && (
+                <DeleteButton what={`the binding of ${binding.principalId}`} busy={remove.isPending} onConfirm={() => remove.mutate(binding.id)} />
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }

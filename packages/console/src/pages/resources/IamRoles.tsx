@@ -9,7 +9,8 @@ import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { IamNav } from "../../components/resources/IamNav.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { Problems } from "../../components/resources/Problems.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const CreateRole = ({ create }: { create: ReturnType<typeof useRoleWrites>["create"] }) => {
@@ -50,27 +51,25 @@ const RoleList = ({ ns }: { ns: string }) => {
       <IamNav ns={ns} />
       {readable && can("iam_role:create") && <CreateRole create={create} />}
       <ActionError error={remove.error} />
-      <QueryView query={roles} what="the Roles of this Namespace">
-        {(list) => list.length === 0 ? <Empty><p>No Roles.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>Name</th><th>Permissions</th><th>ID</th><th /></tr></thead>
-            <tbody>
-              {list.map((role) => (
-                <tr key={role.id} data-role={role.id}>
-                  <td>{role.name}{role.builtin && <span className="muted"> (built-in)</span>}</td>
-                  <td className="mono">{role.permissions.join(" ")}</td>
-                  <td className="mono">{role.id}</td>
-                  <td>
-                    {!role.builtin && can("iam_role:delete") && (
-                      <DeleteButton what={`Role ${role.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(role.id)} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={roles}
+        what="the Roles of this Namespace"
+        empty="No Roles."
+        headers={["Name", "Permissions", "ID", ""]}
+        marker="role"
+        cells={(role) => (
+          <>
+            <td>{role.name}{role.builtin && <span className="muted"> (built-in)</span>}</td>
+            <td className="mono">{role.permissions.join(" ")}</td>
+            <td className="mono">{role.id}</td>
+            <td>
+              {!role.builtin && can("iam_role:delete") && (
+                <DeleteButton what={`Role ${role.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(role.id)} />
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }

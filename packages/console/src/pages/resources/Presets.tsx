@@ -8,7 +8,8 @@ import { InNamespace } from "../../components/resources/InNamespace.js"
 import { JsonText, parseJson } from "../../components/resources/JsonText.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const CreatePreset = ({ ns }: { ns: string }) => {
@@ -49,27 +50,25 @@ const PresetList = ({ ns }: { ns: string }) => {
     <>
       {can("preset:create") && <CreatePreset ns={ns} />}
       <ActionError error={remove.error} />
-      <QueryView query={list} what="Presets">
-        {(presets) => presets.length === 0 ? <Empty><p>No Presets in this Namespace yet.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>Name</th><th>ID</th><th>Updated</th><th /></tr></thead>
-            <tbody>
-              {presets.map((preset) => (
-                <tr key={preset.id} data-preset={preset.id}>
-                  <td><Link to={`/ns/${ns}/presets/${preset.id}`}>{preset.name}</Link></td>
-                  <td className="mono">{preset.id}</td>
-                  <td><When at={preset.updatedAt} /></td>
-                  <td>
-                    {can("preset:delete") && (
-                      <DeleteButton what={`Preset ${preset.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(preset.id)} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={list}
+        what="Presets"
+        empty="No Presets in this Namespace yet."
+        headers={["Name", "ID", "Updated", ""]}
+        marker="preset"
+        cells={(preset) => (
+          <>
+            <td><Link to={`/ns/${ns}/presets/${preset.id}`}>{preset.name}</Link></td>
+            <td className="mono">{preset.id}</td>
+            <td><When at={preset.updatedAt} /></td>
+            <td>
+              {can("preset:delete") && (
+                <DeleteButton what={`Preset ${preset.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(preset.id)} />
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }

@@ -10,7 +10,8 @@ import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const taker = (field: RefObject<HTMLInputElement | null>): TakeValue => () => {
@@ -67,27 +68,25 @@ const SecretList = ({ ns }: { ns: string }) => {
     <>
       {can("secret:create") && <CreateSecret ns={ns} />}
       <ActionError error={remove.error} />
-      <QueryView query={list} what="Secrets">
-        {(secrets) => secrets.length === 0 ? <Empty><p>No Secrets in this Namespace yet.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>Name</th><th>Updated</th><th /></tr></thead>
-            <tbody>
-              {secrets.map((secret) => (
-                <tr key={secret.id} data-secret={secret.id}>
-                  <td>{secret.name}<div className="mono muted">{secret.id}</div></td>
-                  <td><When at={secret.updatedAt} /></td>
-                  <td>
-                    {can("secret:update") && <ReplaceValue ns={ns} id={secret.id} name={secret.name} />}
-                    {can("secret:delete") && (
-                      <DeleteButton what={`Secret ${secret.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(secret.id)} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={list}
+        what="Secrets"
+        empty="No Secrets in this Namespace yet."
+        headers={["Name", "Updated", ""]}
+        marker="secret"
+        cells={(secret) => (
+          <>
+            <td>{secret.name}<div className="mono muted">{secret.id}</div></td>
+            <td><When at={secret.updatedAt} /></td>
+            <td>
+              {can("secret:update") && <ReplaceValue ns={ns} id={secret.id} name={secret.name} />}
+              {can("secret:delete") && (
+                <DeleteButton what={`Secret ${secret.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(secret.id)} />
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }

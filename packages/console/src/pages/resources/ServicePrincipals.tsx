@@ -12,7 +12,8 @@ import { IamNav } from "../../components/resources/IamNav.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
-import { ActionError, Empty, QueryView } from "../../components/States.js"
+import { ResourceTable } from "../../components/resources/ResourceTable.js"
+import { ActionError } from "../../components/States.js"
 import "./resources.css"
 
 const CreatePrincipal = ({ create }: { create: ReturnType<typeof useServicePrincipalWrites>["create"] }) => {
@@ -40,30 +41,28 @@ const PrincipalList = ({ ns }: { ns: string | undefined }) => {
       {ns !== undefined && <IamNav ns={ns} />}
       {administers && <CreatePrincipal create={create} />}
       <ActionError error={remove.error} />
-      <QueryView query={principals} what="service principals">
-        {(list) => list.length === 0 ? <Empty><p>No service principals.</p></Empty> : (
-          <table className="list">
-            <thead><tr><th>Name</th><th>ID</th><th>Created</th><th /></tr></thead>
-            <tbody>
-              {list.map((principal) => (
-                <tr key={principal.id} data-principal={principal.id}>
-                  <td>{principal.name}</td>
-                  <td className="mono">{principal.id}</td>
-                  <td><When at={principal.createdAt} /></td>
-                  <td>
-                    {administers && (
-                      <>
-                        <Link to={`/admin/service-keys?principal=${principal.id}${ns === undefined ? "" : `&ns=${ns}`}`}>Issue a key</Link>{" "}
-                        <DeleteButton what={`service principal ${principal.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(principal.id)} />
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <ResourceTable
+        query={principals}
+        what="service principals"
+        empty="No service principals."
+        headers={["Name", "ID", "Created", ""]}
+        marker="principal"
+        cells={(principal) => (
+          <>
+            <td>{principal.name}</td>
+            <td className="mono">{principal.id}</td>
+            <td><When at={principal.createdAt} /></td>
+            <td>
+              {administers && (
+                <>
+                  <Link to={`/admin/service-keys?principal=${principal.id}${ns === undefined ? "" : `&ns=${ns}`}`}>Issue a key</Link>{" "}
+                  <DeleteButton what={`service principal ${principal.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(principal.id)} />
+                </>
+              )}
+            </td>
+          </>
         )}
-      </QueryView>
+      />
     </>
   )
 }
