@@ -104,6 +104,20 @@ describe("the console's resource pages", () => {
         })
         const afterDelete = yield* apiAs(page, baseUrl, "GET", `/namespaces/${ns}/configurations/${configurationId}`)
         expect([afterDelete.status, afterDelete.body.error.code]).toEqual([404, "NOT_FOUND"])
+        // The deleted one, a malformed ID and a malformed Namespace are each "not found" on screen.
+        const missing = yield* step("not found", async (p) => {
+          const states: Array<string | null> = []
+          for (const path of [`ns/${ns}/configurations/${configurationId}`, `ns/${ns}/configurations/cfg_nope`, "ns/nope/secrets"]) {
+            await p.goto(`${baseUrl}/console/${path}`)
+            states.push(await p.locator("[data-state=not-found] p").first().textContent())
+          }
+          return states
+        })
+        expect(missing).toEqual([
+          "This Configuration does not exist, or was deleted.",
+          "This Configuration does not exist, or was deleted.",
+          "This Namespace does not exist, or was deleted."
+        ])
 
         // Secrets: the value goes out in the request body and nowhere else.
         const secretId = yield* step("create secret", async (p) => {
@@ -194,7 +208,17 @@ describe("the console's resource pages", () => {
         expect([binding.status, binding.body.data.principalId, binding.body.data.roleId, binding.body.data.resource])
           .toEqual([200, bound.principalId, roleId, { kind: "namespace", id: ns }])
         yield* screenshot(page, "iam")
+        // A Role still bound is refused with the service's code, and stays.
+        const refused = yield* step("role in use", async (p) => {
+          await p.getByRole("link", { name: "Roles" }).click()
+          await p.locator(`tr[data-role='${roleId}']`).getByRole("button", { name: "Delete" }).click()
+          const error = p.locator(".action-error")
+          await error.waitFor()
+          return [await error.getAttribute("data-code"), await p.locator(`tr[data-role='${roleId}']`).count()]
+        })
+        expect(refused).toEqual(["RESOURCE_CONFLICT", 1])
         yield* step("delete binding and role", async (p) => {
+          await p.getByRole("link", { name: "Access bindings" }).click()
           await p.locator(`tr[data-binding='${bindingId}']`).getByRole("button", { name: "Delete" }).click()
           await p.locator("[data-state=empty]").waitFor()
           await p.getByRole("link", { name: "Roles" }).click()
