@@ -1,21 +1,14 @@
 /**
- * Installation administration (SPEC 4.1, 4.2, 5.5, 5.7): the Installation and its Backends,
- * service keys, human accounts and the recovery designation. An account state change carries
+ * Installation administration (SPEC 4.1, 5.5, 5.7): service keys, human accounts and the
+ * recovery designation (the Installation and its Backends are read with `../installation.js`). An account state change carries
  * the `version` of the account read it was decided on as `expectedVersion`.
  */
 import { CreateAccountBody, IssueServiceKeyRequest, MoveRecoveryBody } from "@svc/core/api"
 import { useMutation, useQuery } from "@tanstack/react-query"
 import { call } from "../client.js"
-import { keys } from "../keys.js"
 import { queryClient } from "../queryClient.js"
 import { checked } from "./checked.js"
 import { resourceKeys } from "./keys.js"
-
-export const useInstallationRead = () =>
-  useQuery({ queryKey: keys.installation, queryFn: () => call((c) => c.installation.get()), staleTime: 60_000 })
-
-export const useBackendList = () =>
-  useQuery({ queryKey: resourceKeys.backends, queryFn: () => call((c) => c.installation.backends()), staleTime: 60_000 })
 
 /**
  * The issued key is the mutation's answer: gcTime 0 and the page's `reset()` drop it from the

@@ -1,4 +1,4 @@
-/** Configurations (SPEC 2.8, 4.3): list, read, create, replace values, delete. */
+/** Configurations (SPEC 2.8, 4.3): read, create, replace values, delete (the list: `../configurations.js`). */
 import { CreateConfiguration, UpdateConfiguration } from "@svc/core/api"
 import { useMutation, useQuery } from "@tanstack/react-query"
 import { call } from "../client.js"
@@ -10,9 +10,6 @@ import { resourceKeys } from "./keys.js"
 
 const inNs = (ns: string) => ({ namespaceId: ns as NamespaceId })
 const at = (ns: string, id: string) => ({ namespaceId: ns as NamespaceId, configurationId: id as ConfigurationId })
-
-export const useConfigurationList = (ns: string) =>
-  useQuery({ queryKey: keys.configurations(ns), queryFn: () => call((c) => c.configurations.list({ path: inNs(ns), urlParams: {} })) })
 
 export const useConfiguration = (ns: string, id: string) =>
   useQuery({ queryKey: resourceKeys.configuration(ns, id), queryFn: () => call((c) => c.configurations.get({ path: at(ns, id) })) })

@@ -11,6 +11,5 @@ export const resourceKeys = {
   namespacePrincipals: (ns: string) => ["ns", ns, "iam", "service-principals"] as const,
   installationPrincipals: ["service-principals"] as const,
   account: (userId: string) => ["accounts", userId] as const,
-  recovery: ["recovery"] as const,
-  backends: ["backends"] as const
+  recovery: ["recovery"] as const
 }

@@ -1,10 +1,11 @@
 /**
- * Secrets: list, create, replace the value, delete. The value is write-only: it is taken from
- * its input at the moment of sending (`takeValue` empties the field), so it is never a
- * mutation's variables, never in any cache, and nothing the service answers carries it.
+ * Secrets: create, replace the value, delete (the list is `../secrets.js`). The value is
+ * write-only: it is taken from its input at the moment of sending (`takeValue` empties the
+ * field), so it is never a mutation's variables, never in any cache, and nothing the service
+ * answers carries it.
  */
 import { CreateSecret, UpdateSecret } from "@svc/core/api"
-import { useMutation, useQuery } from "@tanstack/react-query"
+import { useMutation } from "@tanstack/react-query"
 import { call } from "../client.js"
 import type { NamespaceId } from "../ids.js"
 import { keys } from "../keys.js"
@@ -18,9 +19,6 @@ export type TakeValue = () => string
 const inNs = (ns: string) => ({ namespaceId: ns as NamespaceId })
 const at = (ns: string, id: string) => ({ namespaceId: ns as NamespaceId, secretId: id as SecretId })
 const refresh = (ns: string) => queryClient.invalidateQueries({ queryKey: keys.secrets(ns) })
-
-export const useSecretList = (ns: string) =>
-  useQuery({ queryKey: keys.secrets(ns), queryFn: () => call((c) => c.secrets.list({ path: inNs(ns), urlParams: {} })) })
 
 // gcTime 0: a settled write leaves nothing behind in the mutation cache either.
 export const useCreateSecretWithValue = (ns: string, takeValue: TakeValue) =>

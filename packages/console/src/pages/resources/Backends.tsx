@@ -1,10 +1,10 @@
 /** The configured Backends, read-only (SPEC 2.15, 4.2): id and type only, never settings. */
-import { useBackendList } from "../../api/resources/admin.js"
+import { useBackends } from "../../api/installation.js"
 import { ResourceTable } from "../../components/resources/ResourceTable.js"
 import "./resources.css"
 
 export const BackendsPage = () => {
-  const backends = useBackendList()
+  const backends = useBackends()
   return (
     <section>
       <h1>Backends</h1>

@@ -2,7 +2,8 @@
 import { type FormEvent, useState } from "react"
 import { Link } from "react-router"
 import { useNamespacePermissions } from "../../api/permissions.js"
-import { useConfigurationList, useCreateConfigurationDocument, useDeleteConfiguration } from "../../api/resources/configurations.js"
+import { useConfigurations } from "../../api/configurations.js"
+import { useCreateConfigurationDocument, useDeleteConfiguration } from "../../api/resources/configurations.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { JsonText, parseJson } from "../../components/resources/JsonText.js"
@@ -41,7 +42,7 @@ const CreateConfiguration = ({ ns }: { ns: string }) => {
 }
 
 const ConfigurationList = ({ ns }: { ns: string }) => {
-  const list = useConfigurationList(ns)
+  const list = useConfigurations(ns)
   const remove = useDeleteConfiguration(ns)
   const can = useNamespacePermissions(ns)
   return (

@@ -1,11 +1,11 @@
 /** The Installation, read-only (SPEC 2.2): its ID, capabilities and host diagnostics. */
-import { useInstallationRead } from "../../api/resources/admin.js"
+import { useInstallation } from "../../api/installation.js"
 import { StatusBadge } from "../../components/StatusBadge.js"
 import { QueryView } from "../../components/States.js"
 import "./resources.css"
 
 export const InstallationPage = () => {
-  const installation = useInstallationRead()
+  const installation = useInstallation()
   return (
     <section>
       <h1>Installation</h1>

@@ -5,7 +5,8 @@
  */
 import { type FormEvent, type RefObject, useRef, useState } from "react"
 import { useNamespacePermissions } from "../../api/permissions.js"
-import { type TakeValue, useCreateSecretWithValue, useDeleteSecret, useReplaceSecretValue, useSecretList } from "../../api/resources/secrets.js"
+import { type TakeValue, useCreateSecretWithValue, useDeleteSecret, useReplaceSecretValue } from "../../api/resources/secrets.js"
+import { useSecrets } from "../../api/secrets.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { InNamespace } from "../../components/resources/InNamespace.js"
 import { Problems } from "../../components/resources/Problems.js"
@@ -61,7 +62,7 @@ const ReplaceValue = ({ ns, id, name }: { ns: string; id: string; name: string }
 }
 
 const SecretList = ({ ns }: { ns: string }) => {
-  const list = useSecretList(ns)
+  const list = useSecrets(ns)
   const remove = useDeleteSecret(ns)
   const can = useNamespacePermissions(ns)
   return (
