@@ -9,7 +9,7 @@ import { useNamespacePermissions } from "../../api/permissions.js"
 import { useConfiguration, useDeleteConfiguration, useUpdateConfiguration } from "../../api/resources/configurations.js"
 import { isConfigurationId } from "../../api/resources/ids.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { JsonText } from "../../components/resources/JsonText.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
@@ -80,10 +80,10 @@ const ConfigurationDetail = ({ ns, id }: { ns: string; id: string }) => {
 export const ConfigurationPage = () => {
   const { configurationId = "" } = useParams()
   return (
-    <InNamespace title="Configuration">
+    <NamespacePage title="Configuration">
       {(ns) => isConfigurationId(configurationId)
         ? <ConfigurationDetail ns={ns} id={configurationId} />
         : <NotFound what="This Configuration" />}
-    </InNamespace>
+    </NamespacePage>
   )
 }

@@ -5,7 +5,7 @@ import { useNamespacePermissions } from "../../api/permissions.js"
 import { useConfigurations } from "../../api/configurations.js"
 import { useCreateConfigurationDocument, useDeleteConfiguration } from "../../api/resources/configurations.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { JsonText, parseJson } from "../../components/resources/JsonText.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
@@ -74,5 +74,5 @@ const ConfigurationList = ({ ns }: { ns: string }) => {
 }
 
 export const ConfigurationsPage = () => (
-  <InNamespace title="Configurations">{(ns) => <ConfigurationList ns={ns} />}</InNamespace>
+  <NamespacePage title="Configurations">{(ns) => <ConfigurationList ns={ns} />}</NamespacePage>
 )

@@ -8,7 +8,7 @@ import { useNamespacePermissions } from "../../api/permissions.js"
 import { useBindings, useBindingWrites, useRoles } from "../../api/resources/iam.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { IamNav } from "../../components/resources/IamNav.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
 import { ResourceTable } from "../../components/resources/ResourceTable.js"
@@ -92,4 +92,4 @@ const BindingList = ({ ns }: { ns: string }) => {
   )
 }
 
-export const IamBindingsPage = () => <InNamespace title="IAM access bindings">{(ns) => <BindingList ns={ns} />}</InNamespace>
+export const IamBindingsPage = () => <NamespacePage title="IAM access bindings">{(ns) => <BindingList ns={ns} />}</NamespacePage>

@@ -7,7 +7,7 @@ import { useNamespacePermissions } from "../../api/permissions.js"
 import { useRoles, useRoleWrites } from "../../api/resources/iam.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { IamNav } from "../../components/resources/IamNav.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { ResourceTable } from "../../components/resources/ResourceTable.js"
 import { ActionError } from "../../components/States.js"
@@ -74,4 +74,4 @@ const RoleList = ({ ns }: { ns: string }) => {
   )
 }
 
-export const IamRolesPage = () => <InNamespace title="IAM roles">{(ns) => <RoleList ns={ns} />}</InNamespace>
+export const IamRolesPage = () => <NamespacePage title="IAM roles">{(ns) => <RoleList ns={ns} />}</NamespacePage>

@@ -2,7 +2,7 @@
 import { useParams } from "react-router"
 import { usePreset } from "../../api/resources/presets.js"
 import { isPresetId } from "../../api/resources/ids.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { JsonText } from "../../components/resources/JsonText.js"
 import { When } from "../../components/resources/When.js"
 import { NotFound, QueryView } from "../../components/States.js"
@@ -30,8 +30,8 @@ const PresetDetail = ({ ns, id }: { ns: string; id: string }) => {
 export const PresetPage = () => {
   const { presetId = "" } = useParams()
   return (
-    <InNamespace title="Preset">
+    <NamespacePage title="Preset">
       {(ns) => isPresetId(presetId) ? <PresetDetail ns={ns} id={presetId} /> : <NotFound what="This Preset" />}
-    </InNamespace>
+    </NamespacePage>
   )
 }

@@ -4,7 +4,7 @@ import { Link } from "react-router"
 import { useNamespacePermissions } from "../../api/permissions.js"
 import { useCreatePreset, useDeletePreset, usePresetList } from "../../api/resources/presets.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { JsonText, parseJson } from "../../components/resources/JsonText.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
@@ -73,4 +73,4 @@ const PresetList = ({ ns }: { ns: string }) => {
   )
 }
 
-export const PresetsPage = () => <InNamespace title="Presets">{(ns) => <PresetList ns={ns} />}</InNamespace>
+export const PresetsPage = () => <NamespacePage title="Presets">{(ns) => <PresetList ns={ns} />}</NamespacePage>

@@ -8,7 +8,7 @@ import { useNamespacePermissions } from "../../api/permissions.js"
 import { type TakeValue, useCreateSecretWithValue, useDeleteSecret, useReplaceSecretValue } from "../../api/resources/secrets.js"
 import { useSecrets } from "../../api/secrets.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
 import { ResourceTable } from "../../components/resources/ResourceTable.js"
@@ -92,4 +92,4 @@ const SecretList = ({ ns }: { ns: string }) => {
   )
 }
 
-export const SecretsPage = () => <InNamespace title="Secrets">{(ns) => <SecretList ns={ns} />}</InNamespace>
+export const SecretsPage = () => <NamespacePage title="Secrets">{(ns) => <SecretList ns={ns} />}</NamespacePage>

@@ -9,7 +9,7 @@ import { useInstallationPermissions } from "../../api/permissions.js"
 import { useServicePrincipals, useServicePrincipalWrites } from "../../api/resources/iam.js"
 import { DeleteButton } from "../../components/resources/DeleteButton.js"
 import { IamNav } from "../../components/resources/IamNav.js"
-import { InNamespace } from "../../components/resources/InNamespace.js"
+import { NamespacePage } from "../../components/NamespacePage.js"
 import { Problems } from "../../components/resources/Problems.js"
 import { When } from "../../components/resources/When.js"
 import { ResourceTable } from "../../components/resources/ResourceTable.js"
@@ -75,5 +75,5 @@ export const InstallationPrincipalsPage = () => (
 )
 
 export const NamespacePrincipalsPage = () => (
-  <InNamespace title="IAM service principals">{(ns) => <PrincipalList ns={ns} />}</InNamespace>
+  <NamespacePage title="IAM service principals">{(ns) => <PrincipalList ns={ns} />}</NamespacePage>
 )
