@@ -14,26 +14,51 @@ const commands = {
   ]
 }
 
-const usage = () =>
+// Client commands (login, ns, agents, deploy, ...) live in @svc/cli and talk to a running service.
+const clientCommands = async () => {
+  try {
+    return await import("@svc/cli/main")
+  } catch (error) {
+    if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
+    throw error
+  }
+}
+
+const AUDIT_EXPORT_HELP = "write the audit trail as JSON Lines: --since <ts> [--ns <ns>] [--url ..] [--key-file ..]"
+
+const usage = (cli) =>
   [
     "usage: svc <command>",
     "",
+    "process commands (configuration is read from the environment; see README.md):",
     ...Object.entries(commands).map(([name, [, help]]) => `  ${name.padEnd(20)} ${help}`),
     "",
-    "Configuration is read from the environment; see README.md."
+    cli === undefined ? "client commands: run `npm run build` to list them" : cli.clientUsage(),
+    "",
+    "audit export (its own flags and exit codes, see README.md):",
+    `  ${"audit export".padEnd(20)} ${AUDIT_EXPORT_HELP}`
   ].join("\n")
 
 const argv = process.argv.slice(2)
+if (argv[0] === "audit" && argv[1] === "export") {
+  const { auditExport } = await import("@svc/api/audit-export")
+  process.exit(await auditExport(argv.slice(2)))
+}
+const cli = await clientCommands()
+if (cli !== undefined && argv.length > 0 && cli.isClientCommand(argv[0])) {
+  process.exitCode = await cli.main(argv)
+  process.exit()
+}
 // Two-word commands (`svc runtime install`) are looked up as one name.
 const twoWords = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : undefined
 const [command, ...rest] = twoWords !== undefined && twoWords in commands ? [twoWords, ...argv.slice(2)] : argv
 if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-  console.log(usage())
+  console.log(usage(cli))
   process.exit(command === undefined ? 64 : 0)
 }
 const entry = commands[command]
 if (entry === undefined) {
-  console.error(`svc: unknown command "${command}"\n\n${usage()}`)
+  console.error(`svc: unknown command "${command}"\n\n${usage(cli)}`)
   process.exit(64)
 }
 if (rest.length > 0) {

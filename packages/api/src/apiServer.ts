@@ -31,6 +31,8 @@ import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminC
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
 import { consoleDispatch } from "./console/index.js"
 import { listen, type ServerOptions } from "./server.js"
+import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
+import { AuditApiLive, AuditQueries } from "./audit/index.js"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
@@ -59,17 +61,19 @@ const FeatureServicesLive = Layer.mergeAll(
   SignIn.Default,
   Sessions.Default,
   ExternalSignIn.Default,
+  AuditQueries.Default,
   Permissions.Default
 )
 
 /**
  * Every HTTP group of the service, wired, with the middlewares they use (authentication, the
  * sign-in and account-read Origin checks, session inspection, the provider flows' Origin).
- * Needs an SqlClient, the AuthSettings, and the SecretDriver and ComputeDriver main.ts selects.
+ * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
+ * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, PermissionsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive).pipe(
   Layer.provide(FeatureServicesLive),
-  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive)),
+  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)
 )
 

@@ -4,6 +4,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
 import { processLayer, requireDatabaseUrl, selectDrivers, startupConfig } from "@svc/core/runtime"
+import { metricsEndpointLayer } from "@svc/core/observability"
 import { Effect, Layer } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { serverOptions } from "./serverOptions.js"
@@ -16,6 +17,8 @@ const ApiProcess = Layer.unwrapEffect(
     return ApiServerLive(serverOptions(config)).pipe(
       Layer.provide(drivers),
       Layer.provide(databaseLayer({ url, applicationName: "svc-api" })),
+      // The Prometheus endpoint (SVC_METRICS_PORT) starts with the process's logger.
+      Layer.merge(metricsEndpointLayer(config.process.telemetry)),
       Layer.provide(processLayer(config))
     )
   })

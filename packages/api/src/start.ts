@@ -11,12 +11,13 @@ import { loadOrExit } from "@svc/core/config"
 import { processLayer, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { WorkOutboxLive } from "@svc/core/work"
 import { RuntimeOnDemandLive, WorkerConfig, WorkerLive } from "@svc/worker"
-import { KnownSecrets } from "@svc/core/observability"
+import { KnownSecrets, metricsEndpointLayer } from "@svc/core/observability"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { BootstrapReposLive, runBootstrap } from "./bootstrap/initializer.js"
 import { bootstrapInput } from "./bootstrap/settings.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
+import { welcome } from "./dev/welcome.js"
 import { serverOptions } from "./serverOptions.js"
 
 const AllInOne = Layer.unwrapScoped(
@@ -26,6 +27,8 @@ const AllInOne = Layer.unwrapScoped(
     // One of each Driver for both halves: what the API seals, the worker reveals.
     const drivers = yield* selectDrivers(config)
     const base = processLayer(config)
+    const bootstrapSettings = yield* bootstrapInput(config)
+    yield* welcome(config, bootstrapSettings).pipe(Effect.provide(base))
     const url = yield* Option.match(config.process.databaseUrl, {
       onSome: Effect.succeed,
       onNone: () => embeddedDatabase(config.process.dataDir).pipe(Effect.provide(base))
@@ -42,7 +45,7 @@ const AllInOne = Layer.unwrapScoped(
     )
     // After migrations, before the API and the worker (SPEC 5.6); a failure stops the start.
     const bootstrap = Layer.effectDiscard(
-      Effect.flatMap(bootstrapInput(config), runBootstrap).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
+      runBootstrap(bootstrapSettings).pipe(Effect.provide(Layer.merge(WorkOutboxLive, BootstrapReposLive)))
     )
     const listening = `http://${config.process.host}:${config.process.port}`
     const ready = Layer.effectDiscard(
@@ -51,7 +54,15 @@ const AllInOne = Layer.unwrapScoped(
       )
     )
     return ready.pipe(
-      Layer.provide(Layer.mergeAll(ApiServerLive(serverOptions(config)), WorkerLive(workerOptions), RuntimeOnDemandLive)),
+      // One process, one registry: the one metrics endpoint shows the API's and the worker's.
+      Layer.provide(
+        Layer.mergeAll(
+          ApiServerLive(serverOptions(config)),
+          WorkerLive(workerOptions),
+          RuntimeOnDemandLive,
+          metricsEndpointLayer(config.process.telemetry)
+        )
+      ),
       Layer.provide(drivers),
       Layer.provide(bootstrap),
       Layer.provide(migrate),

@@ -19,7 +19,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
-import { until } from "../../../testing/poll.js"
+import { until, workItemProgress } from "../../../testing/poll.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { apiTestLayerWith, expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
@@ -73,7 +73,7 @@ describe("an Agent's whole life on a real gateway", () => {
 
         // First deployment.
         const first = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
-        const firstDone = expectData(yield* until(deployment(first.id), terminal), 200)
+        const firstDone = expectData(yield* until(deployment(first.id), terminal, { progress: workItemProgress(first.id) }), 200)
         expect(firstDone).toEqual({
           deploymentId: first.id,
           namespaceId: ns,
@@ -142,7 +142,7 @@ describe("an Agent's whole life on a real gateway", () => {
         expectData(yield* call("PATCH", `/namespaces/${ns}/configurations/${configuration.id}`, { values: fakeModelValues(fake, "Fake second") }), 200)
         const second = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
         expect(second.configurationGeneration).toBe(2)
-        expect(expectData(yield* until(deployment(second.id), terminal), 200).status).toBe("succeeded")
+        expect(expectData(yield* until(deployment(second.id), terminal, { progress: workItemProgress(second.id) }), 200).status).toBe("succeeded")
         expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBe(second.id)
         const retired = yield* sql<{ id: string; retired: boolean }>`
           SELECT id, retired_at IS NOT NULL AS retired FROM agent_revisions WHERE agent_id = ${agent.id} ORDER BY created_at
@@ -156,7 +156,7 @@ describe("an Agent's whole life on a real gateway", () => {
         // A rejected model key ends the deployment early with RUNTIME_AUTHENTICATION_FAILED.
         expectData(yield* call("PATCH", `/namespaces/${ns}/secrets/${secret.id}`, { value: BAD_KEY }), 200)
         const third = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
-        const thirdDone = expectData(yield* until(deployment(third.id), terminal), 200)
+        const thirdDone = expectData(yield* until(deployment(third.id), terminal, { progress: workItemProgress(third.id) }), 200)
         expect(thirdDone).toEqual({
           deploymentId: third.id,
           namespaceId: ns,
@@ -173,14 +173,14 @@ describe("an Agent's whole life on a real gateway", () => {
         const record = JSON.parse(yield* Effect.promise(() =>
           fs.readFile(path.join(Compute.namespaceDirectory(dataDir, ns), "agents", agent.id, "gateway.json"), "utf8"))) as { pid: number }
         expect(expectData(yield* call("POST", `${agentPath}/stop`), 202).desiredRuntimeState).toBe("stopped")
-        const stopped = yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
+        const stopped = yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, { progress: workItemProgress(agent.id) })
         expect(stopped.body.data.desiredRuntimeState).toBe("stopped")
         expect(groupAlive(record.pid)).toBe(false)
         expect(expectData(yield* call("GET", `${agentPath}/revisions`), 200)).toHaveLength(3)
 
         // Delete: the Agent, its revisions, its principal and bindings go; the name is free again.
         expect(expectData(yield* call("DELETE", agentPath), 202).status).toBe("deleting")
-        yield* until(call("GET", agentPath), (r) => r.status === 404, 120)
+        yield* until(call("GET", agentPath), (r) => r.status === 404, { progress: workItemProgress(agent.id) })
         expectError(yield* call("GET", `${agentPath}/revisions/${first.id}`), 404, "NOT_FOUND")
         const leftovers = yield* sql<{ n: number }>`
           SELECT (SELECT count(*)::int FROM principals WHERE id = ${agent.servicePrincipalId})

@@ -22,7 +22,7 @@ import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/
 import { Migrations } from "@svc/core/db"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { httpPipeline } from "@svc/core/http"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -34,6 +34,7 @@ import { svc, type SvcProcess } from "../../../testing/process.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { unavailableCompute } from "../../../testing/drivers.js"
+import { type Progressing, until as pollUntil, workItemProgress } from "../../../testing/poll.js"
 import { setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-crash-good-7a1d3c9e"
@@ -119,20 +120,9 @@ const layer = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: tr
   Layer.provideMerge(Layer.provideMerge(Layer.effectDiscard(Migrations.run), pgClientLayer(databaseUrl)))
 )
 
-/** Polls with a real timer until `done`, or dies after `seconds`. */
-const until = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, seconds: number, what: string) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + seconds * 1000
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      if (Date.now() > deadline) {
-        const output = workers.map((w, i) => `--- worker ${i}\n${w.output().slice(-3000)}`).join("\n")
-        return yield* Effect.dieMessage(`${what}: not reached in ${seconds} s: ${JSON.stringify(value).slice(0, 500)}\n${output}`)
-      }
-      yield* Effect.sleep(Duration.millis(250))
-    }
-  })
+/** Polls until `done`; on failure the message names the wait and shows the workers' output. */
+const until = <A, E, R, R2 = never>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, budget: number | Progressing<R2>, what: string) =>
+  pollUntil(read, done, budget, () => `\n${what}\n${workers.map((w, i) => `--- worker ${i}\n${w.output().slice(-3000)}`).join("\n")}`)
 
 const readRecord = (file: string) =>
   Effect.promise(() => fs.readFile(file, "utf8").then((text) => JSON.parse(text) as { pid: number; revisionId: string }, () => undefined))
@@ -178,7 +168,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
         startWorker()
         const deployment = () => call("GET", `${agentPath}/deployments/${revision.id}`)
         const done = expectData(
-          yield* until(deployment(), (r) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed", 300, "deployment done"),
+          yield* until(deployment(), (r) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed", { progress: workItemProgress(revision.id) }, "deployment done"),
           200
         )
         expect(done).toEqual({
@@ -219,7 +209,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
         const recover = yield* until(
           sql<{ state: string }>`SELECT state FROM work_items WHERE kind = 'agent.recover' AND key = ${agent.id} ORDER BY created_at DESC LIMIT 1`,
           (rows) => rows[0]?.state === "succeeded",
-          180,
+          { progress: workItemProgress(agent.id) },
           "agent.recover succeeded"
         )
         expect(recover).toEqual([{ state: "succeeded" }])
@@ -231,7 +221,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
 
         // 4. Stop: no process of the Agent's gateway is left (helpers included).
         expectData(yield* call("POST", `${agentPath}/stop`), 202)
-        yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120, "stopped")
+        yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, { progress: workItemProgress(agent.id) }, "stopped")
         expect(groupAlive(recovered[0]!.pid)).toBe(false)
         yield* until(Effect.promise(() => gatewayProcesses(dataDir, stateDir)), (left) => left.length === 0, 15, "no gateway helper left")
         const exit = yield* Effect.promise(() => workerC.stop("SIGTERM"))

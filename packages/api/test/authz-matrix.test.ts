@@ -515,6 +515,12 @@ const routes: Record<string, RouteCase> = {
         body: { expectedCurrentUserId: a.userId, expectedVersion: 1, userId: f.admin.userId }
       })),
     expect: humanAdministratorOnly(409)
+  },
+  // Audit (DESIGN §18, an extension)
+  "GET /audit": { prepare: fixed({ path: "/audit" }), expect: onInstallation(200) },
+  "GET /namespaces/:namespaceId/audit": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/audit` }),
+    expect: inNamespace(200)
   }
 }
 

@@ -6,23 +6,20 @@
  * file → stop → delete; screenshots of the main pages, also at a phone's size.
  */
 import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
-import { WorkerLive } from "@svc/worker"
-import { Duration, Effect, Layer, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
-import { ensureTestRuntime, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
+import { ensureTestRuntime } from "../../../testing/gatewayRuntime.js"
 import { createAccount, bindInstallationAdmin, PASSWORD } from "../../../testing/identity.js"
 import { until } from "../../../testing/poll.js"
 import { TestServer } from "../../../testing/server.js"
 import { launchBrowser, signIn, watchedPage } from "./support/browser.js"
 import { consoleServerLayer } from "./support/consoleServer.js"
 import { apiAs, requireBuiltConsole, screenshot } from "./support/consolePages.js"
+import { withWorker } from "./support/gatewayWorld.js"
 import { fakeModelValues } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-console-e2e-7c1d9b"
@@ -40,13 +37,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(Compute.layerFromConfiguration),
-  Layer.provideMerge(consoleServerLayer(Compute.layerFromConfiguration)),
-  Layer.provideMerge(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
-  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) }))
-)
+const layer = withWorker(consoleServerLayer(Compute.layerFromConfiguration), dataDir)
 
 describe("the console on a real service", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
@@ -143,7 +134,7 @@ describe("the console on a real service", () => {
         const soul = "# Soul\nWritten from the console.\n"
         yield* step("workspace file", async () => {
           await page.getByRole("tab", { name: "SOUL.md" }).click()
-          const editor = page.getByLabel("SOUL.md", { exact: true })
+          const editor = page.locator("textarea[name='file-SOUL.md']")
           await editor.waitFor()
           await editor.fill(soul)
           await page.getByRole("button", { name: "Save SOUL.md" }).click()

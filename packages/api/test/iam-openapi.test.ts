@@ -66,7 +66,8 @@ describe("IAM, Installation and Backends responses against the OpenAPI document"
       [ROLE, "delete", ["204", "401", "403", "404", "409"]],
       [BINDINGS, "post", ["201", "400", "401", "403", "404", "409"]],
       [BINDING, "get", ["200", "401", "403", "404"]],
-      [SPS, "post", ["201", "400", "401", "403"]],
+      // 409: a reused Idempotency-Key (DESIGN §18), on every create.
+      [SPS, "post", ["201", "400", "401", "403", "409"]],
       [NS_SP, "delete", ["204", "401", "403", "404"]],
       ["/installation", "get", ["200", "401", "403"]],
       ["/backends", "get", ["200", "401", "403"]]

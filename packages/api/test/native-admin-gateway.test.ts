@@ -18,7 +18,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
-import { until } from "../../../testing/poll.js"
+import { until, workItemProgress } from "../../../testing/poll.js"
 import { ensureTestRuntime, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { bindInstallationAdmin, createAccount, signedInSession } from "../../../testing/identity.js"
 import { serveForTest, TestServer } from "../../../testing/server.js"
@@ -133,7 +133,8 @@ describe("native admin UI through the proxy on a real gateway", () => {
         const revision = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
         const done = yield* until(
           call("GET", `${agentPath}/deployments/${revision.id}`),
-          (r) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed"
+          (r) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed",
+          { progress: workItemProgress(revision.id) }
         )
         expect(done.body.data.status).toBe("succeeded")
 
@@ -176,7 +177,7 @@ describe("native admin UI through the proxy on a real gateway", () => {
 
         // Stop, so no gateway outlives the test.
         expectData(yield* call("POST", `${agentPath}/stop`), 202)
-        yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
+        yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, { progress: workItemProgress(agent.id) })
         expect((yield* hostRequest(baseUrl, { host, headers: { cookie: sharedCookie(token) } })).status).toBe(409)
       }), 20 * 60_000)
   })

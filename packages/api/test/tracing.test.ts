@@ -7,7 +7,7 @@ import { freePort, svc } from "../../../testing/process.js"
 import { call } from "../../../testing/server.js"
 
 describe("tracing of a running process", () => {
-  it("exports a span per HTTP request and per SQL statement when OTEL_EXPORTER_OTLP_ENDPOINT is set", async () => {
+  it("exports a span per HTTP request and per SQL statement, and the metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set", async () => {
     const receiver = await startOtlpReceiver()
     const url = await createDatabase()
     try {
@@ -38,6 +38,17 @@ describe("tracing of a running process", () => {
       expect(spans.some((span) => span.name === "http.server GET" && span.attributes["svc.request_id"] === requestId)).toBe(true)
       const migrations = receiver.spans().filter((span) => span.name === "Migrations.run")
       expect(migrations.length).toBeGreaterThanOrEqual(1)
+      // Metrics go to <endpoint>/v1/metrics beside the spans, flushed at stop too; cumulative,
+      // so the last export holds the request.
+      const readiness = receiver
+        .metrics()
+        .filter((point) => point.serviceName === "svc-api-under-test" && point.name === "svc_http_requests_total")
+        .filter((point) => point.attributes.route === "/readyz")
+      expect(readiness.length).toBeGreaterThanOrEqual(1)
+      expect(readiness[readiness.length - 1]).toMatchObject({
+        attributes: { method: "GET", route: "/readyz", status: "200" },
+        value: 1
+      })
     } finally {
       await dropDatabase(url)
       await receiver.close()

@@ -56,6 +56,8 @@ describe("ProcessConfig", () => {
     expect(settings.telemetry.logLevel).toBe(LogLevel.Info)
     expect(settings.telemetry.serviceName).toBe("svc")
     expect(Option.isNone(settings.telemetry.otlpEndpoint)).toBe(true)
+    expect(Option.isNone(settings.telemetry.metricsPort)).toBe(true)
+    expect(settings.telemetry.metricsHost).toBe("127.0.0.1")
     // Development puts the bootstrap outputs under the data dir.
     expect(settings.bootstrap.keyPath).toEqual(Option.some(path.resolve(".svc-data/bootstrap-key.json")))
     expect(settings.bootstrap.passwordPath).toEqual(Option.some(path.resolve(".svc-data/bootstrap-password.txt")))
@@ -76,7 +78,9 @@ describe("ProcessConfig", () => {
       SVC_MAX_BODY_BYTES: "1048576",
       SVC_LOG_LEVEL: "debug",
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
-      OTEL_SERVICE_NAME: "svc-api"
+      OTEL_SERVICE_NAME: "svc-api",
+      SVC_METRICS_PORT: "9464",
+      SVC_METRICS_HOST: "0.0.0.0"
     })
     expect(settings.env).toBe("production")
     expect(settings.dataDir).toBe("/var/lib/svc")
@@ -92,6 +96,8 @@ describe("ProcessConfig", () => {
     expect(settings.telemetry.logLevel).toBe(LogLevel.Debug)
     expect(settings.telemetry.otlpEndpoint).toEqual(Option.some("http://collector:4318"))
     expect(settings.telemetry.serviceName).toBe("svc-api")
+    expect(settings.telemetry.metricsPort).toEqual(Option.some(9464))
+    expect(settings.telemetry.metricsHost).toBe("0.0.0.0")
   })
 
   it("treats an empty value as unset", () => {

@@ -10,3 +10,4 @@ export { recoverAgent, RecoverySweepLive, sweepAgents } from "./agents/recovery.
 export { WorkOutboxLive } from "@svc/core/work"
 export { RuntimeOnDemandLive } from "./runtimeOnDemand.js"
 export { WorkerConfig } from "./settings.js"
+export { IdempotencySweepLive, sweepIdempotencyKeys } from "./idempotency/sweep.js"

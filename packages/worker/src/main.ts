@@ -6,6 +6,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer } from "@svc/core/db"
 import { loadOrExit } from "@svc/core/config"
 import { processLayer, requireDatabaseUrl, selectDrivers, startupConfig } from "@svc/core/runtime"
+import { metricsEndpointLayer } from "@svc/core/observability"
 import { Effect, Layer } from "effect"
 import { WorkerConfig } from "./settings.js"
 import { WorkerLive } from "./worker.js"
@@ -19,6 +20,8 @@ const WorkerProcess = Layer.unwrapEffect(
     return WorkerLive(options).pipe(
       Layer.provide(drivers),
       Layer.provide(databaseLayer({ url, applicationName: "svc-worker" })),
+      // The Prometheus endpoint (SVC_METRICS_PORT) starts with the process's logger.
+      Layer.merge(metricsEndpointLayer(config.process.telemetry)),
       Layer.provide(processLayer(config))
     )
   })

@@ -15,7 +15,12 @@ export type Credentials =
    * and send it back, with the `Origin` cookie-authenticated mutations need (SPEC 5.3). No
    * cookie jar exists there, and nothing else would send an `Origin`.
    */
-  | { readonly _tag: "CookieJar"; readonly origin: string | undefined }
+  | {
+    readonly _tag: "CookieJar"
+    readonly origin: string | undefined
+    /** A jar the caller keeps (a CLI saving the session between runs); a fresh one otherwise. */
+    readonly jar?: Ref.Ref<Cookies.Cookies> | undefined
+  }
   /**
    * In a browser: its own cookie jar keeps the session and it sends `Origin` itself (a script
    * may not set either header), so the client only says whether fetch carries cookies.
@@ -29,7 +34,11 @@ export const Credentials = {
     key: Redacted.isRedacted(key) ? key : Redacted.make(key)
   }),
   /** `origin` defaults to the base URL's origin, which is what the service trusts when it serves there. */
-  cookieJar: (options: { readonly origin?: string } = {}): Credentials => ({ _tag: "CookieJar", origin: options.origin }),
+  cookieJar: (options: { readonly origin?: string; readonly jar?: Ref.Ref<Cookies.Cookies> } = {}): Credentials => ({
+    _tag: "CookieJar",
+    origin: options.origin,
+    jar: options.jar
+  }),
   browser: (options: { readonly credentials?: "same-origin" | "include" } = {}): Credentials => ({
     _tag: "Browser",
     credentials: options.credentials ?? "same-origin"
@@ -50,7 +59,8 @@ export const transportFor = (credentials: Credentials, baseUrl: string | URL): E
       return Effect.succeed(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", Redacted.value(credentials.key))))
     case "CookieJar": {
       const origin = credentials.origin ?? new URL(baseUrl).origin
-      return Effect.map(Ref.make(Cookies.empty), (jar) => (client: HttpClient.HttpClient) =>
+      const jar = credentials.jar === undefined ? Ref.make(Cookies.empty) : Effect.succeed(credentials.jar)
+      return Effect.map(jar, (jar) => (client: HttpClient.HttpClient) =>
         client.pipe(
           HttpClient.withCookiesRef(jar),
           HttpClient.mapRequest(HttpClientRequest.setHeader("origin", origin))

@@ -25,10 +25,22 @@ export interface BootstrapOutputs {
 export interface TelemetrySettings {
   /** `SVC_LOG_LEVEL`, default `info`. */
   readonly logLevel: LogLevel.LogLevel
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT` (OTLP/HTTP base URL); tracing is off when unset. */
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` (OTLP/HTTP base URL); traces and metrics are not exported when unset. */
   readonly otlpEndpoint: Option.Option<string>
   /** `OTEL_SERVICE_NAME`, default `svc`. */
   readonly serviceName: string
+  /**
+   * `SVC_LOG_FORMAT` (`json` or `pretty`); unset: pretty on a development terminal, JSON lines
+   * otherwise (see `selectLogFormat`).
+   */
+  readonly logFormat: Option.Option<"json" | "pretty">
+  /**
+   * `SVC_METRICS_PORT`: the Prometheus text endpoint's port (0 picks a free one); unset, no
+   * endpoint is opened.
+   */
+  readonly metricsPort: Option.Option<number>
+  /** `SVC_METRICS_HOST`, default `127.0.0.1`: the endpoint is unauthenticated. */
+  readonly metricsHost: string
 }
 
 export interface ProcessSettings {
@@ -98,11 +110,17 @@ export const defaults = {
 const isLoopback = (hostname: string): boolean =>
   hostname === "localhost" || hostname === "[::1]" || /^127(\.[0-9]{1,3}){3}$/.test(hostname)
 
-/** `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`. */
+/**
+ * `SVC_LOG_LEVEL`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, `SVC_LOG_FORMAT`,
+ * `SVC_METRICS_PORT`, `SVC_METRICS_HOST`.
+ */
 export const TelemetryConfig: Config.Config<TelemetrySettings> = Config.all({
   logLevel: V.withDefault(V.variable("SVC_LOG_LEVEL", V.logLevel), LogLevel.Info),
   otlpEndpoint: V.optional(V.variable("OTEL_EXPORTER_OTLP_ENDPOINT", V.httpUrl)),
-  serviceName: V.withDefault(V.variable("OTEL_SERVICE_NAME", V.noWhitespace), defaults.serviceName)
+  serviceName: V.withDefault(V.variable("OTEL_SERVICE_NAME", V.noWhitespace), defaults.serviceName),
+  logFormat: V.optional(V.variable("SVC_LOG_FORMAT", V.literal("json", "pretty"))),
+  metricsPort: V.optional(V.variable("SVC_METRICS_PORT", V.integerBetween(0, 65535))),
+  metricsHost: V.withDefault(V.variable("SVC_METRICS_HOST", V.noWhitespace), defaults.host)
 })
 
 const environment = V.withDefault(V.variable("SVC_ENV", V.literal("development", "production")), defaults.env)

@@ -11,7 +11,7 @@ import {
   NotFound,
   detailsFromIssues
 } from "../errors/index.js"
-import { Cause, Effect } from "effect"
+import { Cause, Chunk, Effect } from "effect"
 import { targetProblem } from "./requestTarget.js"
 import type { RouteTable } from "./routeTable.js"
 
@@ -71,14 +71,18 @@ export type FrameworkError = NotFound | MethodNotAllowed | InvalidRequest | Depe
  * - routing misses: 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED;
  * - request decoding failures: 400 INVALID_REQUEST with `details`;
  * - a lost database anywhere: 503 DEPENDENCY_UNAVAILABLE;
+ * - a defect that is a ready response (a middleware answering itself): sent as it is;
  * - any other defect: 500 INTERNAL_ERROR with a fixed message, the cause logged (with the
  *   request id, from the log annotations) and never sent.
  */
 export const handleErrors =
   (routes: RouteTable) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | FrameworkError, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.catchAllCause(Effect.zipRight(checkTarget(routes), app), (cause): Effect.Effect<never, E | FrameworkError, HttpServerRequest.HttpServerRequest> => {
+    Effect.catchAllCause(Effect.zipRight(checkTarget(routes), app), (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, E | FrameworkError, HttpServerRequest.HttpServerRequest> => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      // A middleware that answers the request itself (an idempotent replay) ends it with a ready response.
+      const ready = Cause.defects(cause).pipe(Chunk.findFirst(HttpServerResponse.isServerResponse))
+      if (ready._tag === "Some") return Effect.succeed(ready.value)
       const failure = Cause.failureOption(cause)
       if (failure._tag === "Some" && !Cause.isDie(cause)) {
         const error: unknown = failure.value

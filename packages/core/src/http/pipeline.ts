@@ -4,6 +4,7 @@ import { type FrameworkError, handleErrors } from "./errorHandling.js"
 import { BodyLimit, JsonBodyLive, WorkspaceWriteBodyLive } from "./jsonBody.js"
 import { withRequestId } from "./requestId.js"
 import { makeRouteTable } from "./routeTable.js"
+import { makeHttpMetrics } from "../observability/metrics/httpMetrics.js"
 
 export interface PipelineOptions {
   /** Development serves the OpenAPI document at /openapi.json. */
@@ -38,7 +39,9 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
 ) => {
   const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [])
   const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
-  return HttpApiBuilder.serve((app) => withRequestId(dispatch === undefined ? app : dispatch(app))).pipe(
+  // Outermost, so the counted status is the one sent (withRequestId's own fallback included).
+  const withMetrics = makeHttpMetrics()
+  return HttpApiBuilder.serve((app) => withMetrics(withRequestId(dispatch === undefined ? app : dispatch(app)))).pipe(
     Layer.provide(openApi),
     // withApiErrors declares every FrameworkError on the API, so HttpApi can encode them.
     Layer.provide(HttpApiBuilder.middleware(api as HttpApi.HttpApi<Id, Groups, E | FrameworkError, R>, handleErrors(routes))),

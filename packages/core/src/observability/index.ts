@@ -1,15 +1,20 @@
 /**
- * Logs and traces for every process: JSON lines on stdout with secrets scrubbed, and OTLP
- * tracing when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+ * Logs, traces and metrics for every process: JSON lines on stdout with secrets scrubbed, OTLP
+ * traces and metrics when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and the Prometheus endpoint
+ * (`metricsEndpointLayer`) that the API and worker mains open when `SVC_METRICS_PORT` is set.
  */
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { ConfigError } from "effect"
 import { type TelemetrySettings, TelemetryConfig } from "../config/process.js"
+import type { LogFormat } from "./logFormat.js"
 import { loggerLayer } from "./logger.js"
 import { KnownSecrets } from "./scrub.js"
+import { otlpMetricsLayer } from "./metrics/otlp.js"
 import { tracingLayer } from "./tracing.js"
 
 export { jsonLineLogger, jsonLogger, loggerLayer, type LogRecord } from "./logger.js"
+export { type LogFormat, selectLogFormat } from "./logFormat.js"
+export { type PrettyOptions, prettyLineLogger, prettyLogger } from "./prettyLogger.js"
 export {
   currentKnownSecrets,
   isSecretKey,
@@ -20,17 +25,34 @@ export {
   scrub
 } from "./scrub.js"
 export { tracesUrl, tracingLayer, type TracingOptions } from "./tracing.js"
+export * as SvcMetrics from "./metrics/instruments.js"
+export { makeHttpMetrics, routeTemplate, UNMATCHED_ROUTE } from "./metrics/httpMetrics.js"
+export { metricsUrl, otlpMetricsLayer, type OtlpMetricsOptions } from "./metrics/otlp.js"
+export {
+  METRICS_PATH,
+  metricsEndpointLayer,
+  type MetricsEndpointOptions,
+  PROMETHEUS_CONTENT_TYPE,
+  prometheusEndpointLayer
+} from "./metrics/prometheus.js"
 
-/** Logger and (when an endpoint is given) tracer from already read settings. */
+/** Logger and (when an endpoint is given) OTLP traces and metrics from already read settings. */
 export const observabilityLayer = (
   settings: TelemetrySettings,
-  options?: { readonly secrets?: Iterable<string | Redacted.Redacted<string>> | undefined }
+  options?: {
+    readonly secrets?: Iterable<string | Redacted.Redacted<string>> | undefined
+    readonly format?: LogFormat | undefined
+  }
 ): Layer.Layer<never> => {
   const tracing = Option.match(settings.otlpEndpoint, {
     onNone: () => Layer.empty,
-    onSome: (endpoint) => tracingLayer({ endpoint, serviceName: settings.serviceName })
+    onSome: (endpoint) =>
+      Layer.merge(
+        tracingLayer({ endpoint, serviceName: settings.serviceName }),
+        otlpMetricsLayer({ endpoint, serviceName: settings.serviceName })
+      )
   })
-  return Layer.mergeAll(loggerLayer(settings.logLevel), tracing, KnownSecrets.layer(options?.secrets ?? []))
+  return Layer.mergeAll(loggerLayer(settings.logLevel, options?.format), tracing, KnownSecrets.layer(options?.secrets ?? []))
 }
 
 const databasePassword = (url: string): ReadonlyArray<string> => {

@@ -5,6 +5,8 @@
  *   "traceId"?,"spanId"?,"cause"?,"fiberId"}`
  */
 import { Array as Arr, Cause, Context, FiberId, FiberRef, FiberRefs, HashMap, Layer, List, Logger, LogLevel, Option, Tracer } from "effect"
+import type { LogFormat } from "./logFormat.js"
+import { prettyLogger } from "./prettyLogger.js"
 import { currentKnownSecrets, maskText, scrub } from "./scrub.js"
 
 export interface LogRecord {
@@ -47,6 +49,9 @@ export const jsonLineLogger: Logger.Logger<unknown, string> = Logger.make(
 /** The JSON logger, written with the fiber's `Console` (stdout by default). */
 export const jsonLogger: Logger.Logger<unknown, void> = Logger.withConsoleLog(jsonLineLogger)
 
-/** Replaces Effect's default logger with the JSON logger and sets the minimum level. */
-export const loggerLayer = (minimumLevel: LogLevel.LogLevel): Layer.Layer<never> =>
-  Layer.merge(Logger.replace(Logger.defaultLogger, jsonLogger), Logger.minimumLogLevel(minimumLevel))
+/** Replaces Effect's default logger (JSON unless told otherwise) and sets the minimum level. */
+export const loggerLayer = (minimumLevel: LogLevel.LogLevel, format: LogFormat = { _tag: "json" }): Layer.Layer<never> =>
+  Layer.merge(
+    Logger.replace(Logger.defaultLogger, format._tag === "json" ? jsonLogger : prettyLogger({ colors: format.colors })),
+    Logger.minimumLogLevel(minimumLevel)
+  )

@@ -6,7 +6,7 @@ import {
   type StartupConfig,
   startupConfigLayer
 } from "../config/index.js"
-import { observabilityLayer } from "../observability/index.js"
+import { observabilityLayer, selectLogFormat } from "../observability/index.js"
 
 /** Variables, development secrets and the Installation file, or exit 78 with the problems. */
 export const startupConfig: Effect.Effect<StartupConfig> = loadOrExit(loadStartupConfig)
@@ -30,11 +30,18 @@ export const requireDatabaseUrl = (config: StartupConfig, command: string): Effe
   )
 
 /**
- * What every process runs with: scrubbed JSON logs (every configured secret masked), tracing
- * when OTEL_EXPORTER_OTLP_ENDPOINT is set, and the loaded configuration as services.
+ * What every process runs with: scrubbed logs (every configured secret masked; JSON lines, or
+ * readable lines on a development terminal), OTLP traces and metrics when
+ * OTEL_EXPORTER_OTLP_ENDPOINT is set, and the loaded configuration as services.
  */
 export const processLayer = (config: StartupConfig) =>
   Layer.mergeAll(
-    observabilityLayer(config.process.telemetry, { secrets: secretValues(config) }),
+    observabilityLayer(config.process.telemetry, {
+      secrets: secretValues(config),
+      format: selectLogFormat(config.process.telemetry.logFormat, config.process.env, {
+        isTTY: process.stdout.isTTY === true,
+        noColor: (process.env.NO_COLOR ?? "") !== ""
+      })
+    }),
     startupConfigLayer(config)
   )

@@ -6,6 +6,7 @@ import type { HandlerContext, RegisteredHandler, WorkHandlersRegistry } from "./
 import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
 import type { Outcomes, Recorded } from "./outcomes.js"
+import { recordClaim, recordOutcome } from "./metrics.js"
 
 type Outcome =
   | { readonly _tag: "Succeeded" }
@@ -137,6 +138,7 @@ export const makeAttempt =
   (deps: AttemptDeps) =>
   (item: ClaimedItem, restore: Restore): Effect.Effect<Option.Option<ClaimedItem>> =>
     Effect.gen(function* () {
+      yield* recordClaim(item)
       const handler = yield* deps.registry.get(item.kind)
       if (Option.isNone(handler)) {
         // Unregistered between claim and run: give it back untouched.
@@ -157,6 +159,7 @@ export const makeAttempt =
       return yield* record(deps, item, outcome).pipe(
         Effect.retry(writeRetry),
         Effect.tap((written) => report(outcome, written)),
+        Effect.tap((written) => recordOutcome(item.kind, written.recorded)),
         Effect.map((written) => written.next),
         Effect.catchAll((error) =>
           Effect.as(

@@ -9,6 +9,7 @@ import { resolveOptions, type ResolvedOptions, type WorkEngineOptions } from "./
 import { makeOutcomes } from "./outcomes.js"
 import { runSlot } from "./slot.js"
 import { makeWakeup } from "./wakeup.js"
+import { sampleQueue } from "./queueGauges.js"
 
 export interface WorkEngineService {
   /** The `lease_owner` this process writes. */
@@ -56,6 +57,9 @@ const make = (input: WorkEngineOptions | undefined) =>
       Effect.interruptible,
       Effect.forkScoped
     )
+
+    // Queue depth and age for the metrics endpoints (svc_work_items, svc_work_queue_oldest_age_seconds).
+    yield* sampleQueue(sql, registry.kinds).pipe(annotate)
 
     // The slots run under one fiber: closing the scope interrupts them all at once, so none claims
     // while the others are releasing.

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { Envelope } from "../../schema/index.js"
@@ -97,6 +98,7 @@ const stateChange = <const Name extends string>(name: Name, action: string, summ
 export const AuthAccountsApi = HttpApiGroup.make("authAccounts")
   .add(
     HttpApiEndpoint.post("createAccount", "/accounts")
+      .pipe(idempotent)
       .setPayload(CreateAccountBody)
       .addSuccess(Envelope(CreatedAccount, "CreatedAccountResponse"), { status: 201 })
       .addError(ErrorWire.RESOURCE_CONFLICT)

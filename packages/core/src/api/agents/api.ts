@@ -3,6 +3,7 @@
  * exact resource. Create and update queue no work; deploy, stop and delete do (202).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody, WorkspaceWriteBody } from "../middleware.js"
 import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "../../schema/index.js"
@@ -58,6 +59,7 @@ const ProvisioningResponse = Envelope(ProvisioningWork, "AgentProvisioningRespon
 export const AgentsApi = HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/agents")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateAgent)
       .addSuccess(AgentResponse, { status: 201 })
@@ -104,6 +106,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("deploy", "/namespaces/:namespaceId/agents/:agentId/deploy")
+      .pipe(idempotent)
       .setPath(AgentPath)
       .addSuccess(RevisionResponse, { status: 202 })
       .addError(ErrorWire.RESOURCE_CONFLICT)
@@ -115,6 +118,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("stop", "/namespaces/:namespaceId/agents/:agentId/stop")
+      .pipe(idempotent)
       .setPath(AgentPath)
       .addSuccess(AgentResponse, { status: 202 })
       .addError(ErrorWire.AGENT_DELETING)
@@ -175,6 +179,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("provision", "/namespaces/:namespaceId/agents/provision")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(ProvisionAgent)
       .addSuccess(Envelope(ProvisioningAdmitted, "AgentProvisioningAdmittedResponse"), { status: 202 })

@@ -3,6 +3,7 @@
  * authorize the exact resource, and each bound Secret needs the caller's exact `operate`.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { ConfigurationId, Envelope, NamespaceId } from "../../schema/index.js"
@@ -19,6 +20,7 @@ export const ConfigurationList = Schema.Array(Configuration)
 export const ConfigurationsApi = HttpApiGroup.make("configurations")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/configurations")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateConfiguration)
       .addSuccess(Envelope(Configuration, "ConfigurationResponse"), { status: 201 })

@@ -3,6 +3,7 @@
  * principals for automation. Every endpoint is authenticated; handlers authorize the exact resource.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { BindingId, Envelope, NamespaceId, RoleId, ServicePrincipalId } from "../../schema/index.js"
@@ -31,6 +32,7 @@ export const ServicePrincipalList = Schema.Array(ServicePrincipal)
 export const IamRolesApi = HttpApiGroup.make("iamRoles")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/iam/roles")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateRole)
       .addSuccess(Envelope(Role, "RoleResponse"), { status: 201 })
@@ -72,6 +74,7 @@ export const IamRolesApi = HttpApiGroup.make("iamRoles")
 export const IamAccessBindingsApi = HttpApiGroup.make("iamAccessBindings")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/iam/access-bindings")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateBinding)
       .addSuccess(Envelope(AccessBinding, "AccessBindingResponse"), { status: 201 })
@@ -115,6 +118,7 @@ export const IamAccessBindingsApi = HttpApiGroup.make("iamAccessBindings")
 export const IamServicePrincipalsApi = HttpApiGroup.make("iamServicePrincipals")
   .add(
     HttpApiEndpoint.post("createInstallation", "/iam/service-principals")
+      .pipe(idempotent)
       .setPayload(CreateServicePrincipal)
       .addSuccess(Envelope(ServicePrincipal, "ServicePrincipalResponse"), { status: 201 })
       .middleware(JsonBody)
@@ -144,6 +148,7 @@ export const IamServicePrincipalsApi = HttpApiGroup.make("iamServicePrincipals")
   )
   .add(
     HttpApiEndpoint.post("createNamespace", "/namespaces/:namespaceId/iam/service-principals")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateServicePrincipal)
       .addSuccess(Envelope(ServicePrincipal, "ServicePrincipalResponse"), { status: 201 })

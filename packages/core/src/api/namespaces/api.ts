@@ -3,6 +3,7 @@
  * authenticated; handlers authorize the exact resource.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { Envelope, NamespaceId, RequestBody, Timestamp } from "../../schema/index.js"
@@ -34,6 +35,7 @@ const NamespacePath = Schema.Struct({ namespaceId: NamespaceId })
 export const NamespacesApi = HttpApiGroup.make("namespaces")
   .add(
     HttpApiEndpoint.post("create", "/namespaces")
+      .pipe(idempotent)
       .setPayload(CreateNamespace)
       .addSuccess(Envelope(Namespace, "NamespaceResponse"), { status: 201 })
       .addError(ErrorWire.RESOURCE_CONFLICT)

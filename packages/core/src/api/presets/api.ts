@@ -3,6 +3,7 @@
  * the exact resource.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { Envelope, NamespaceId, PresetId } from "../../schema/index.js"
@@ -19,6 +20,7 @@ export const PresetList = Schema.Array(Preset)
 export const PresetsApi = HttpApiGroup.make("presets")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/presets")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreatePreset)
       .addSuccess(Envelope(Preset, "PresetResponse"), { status: 201 })

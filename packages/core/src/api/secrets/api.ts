@@ -3,6 +3,7 @@
  * the exact resource. No response carries a Secret's value.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import { Envelope, NamespaceId, SecretId } from "../../schema/index.js"
@@ -19,6 +20,7 @@ export const SecretList = Schema.Array(Secret)
 export const SecretsApi = HttpApiGroup.make("secrets")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/secrets")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateSecret)
       .addSuccess(Envelope(Secret, "SecretResponse"), { status: 201 })

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { idempotentWithheld } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
 import {
@@ -62,6 +63,7 @@ export const ServiceKeyPath = Schema.Struct({ keyId: BoundedString(1, 200) })
 export const ServiceKeysApi = HttpApiGroup.make("serviceKeys")
   .add(
     HttpApiEndpoint.post("issue", "/api/auth/service-keys")
+      .pipe(idempotentWithheld)
       .setPayload(IssueServiceKeyRequest)
       .addSuccess(Envelope(IssuedServiceKey, "IssuedServiceKeyResponse"), { status: 201 })
       .addError(ErrorWire.FORBIDDEN)

@@ -11,6 +11,8 @@ import m0008 from "./0008_agents.js"
 import m0009 from "./0009_agent_provisioning.js"
 import m0010 from "./0010_revision_runtime_failure.js"
 import m0011 from "./0011_sign_in_evaluations.js"
+import m0012 from "./0012_idempotency_keys.js"
+import m0013 from "./0013_audit_keyset.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -27,5 +29,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_agents": m0008,
   "0009_agent_provisioning": m0009,
   "0010_revision_runtime_failure": m0010,
-  "0011_sign_in_evaluations": m0011
+  "0011_sign_in_evaluations": m0011,
+  "0012_idempotency_keys": m0012,
+  "0013_audit_keyset": m0013
 }

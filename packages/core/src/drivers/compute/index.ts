@@ -1,6 +1,7 @@
 /** The Compute Driver (DESIGN §8): the interface and its implementations. */
 export * from "./driver.js"
 export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
+export { metered, meteredCompute } from "./metered.js"
 export {
   layerLocal,
   layerLocalFromProcess,
@@ -31,6 +32,8 @@ export {
 } from "./local/gatewayUser.js"
 export { agentLayout, type AgentLayout, makeTraversable, prepareAgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
+export { groupCpuTicks } from "./local/processGroupCpu.js"
+export { awaitReady, probeHealth, type Readiness, type ReadinessBudget } from "./local/readiness.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {
   defaultRuntimeRoot,

@@ -2,10 +2,12 @@ import { Effect, Layer } from "effect"
 import { InstallationConfiguration, type ProcessConfiguration } from "../../config/index.js"
 import type { ComputeDriver } from "./driver.js"
 import { layerLocalFromProcess } from "./local.js"
+import { metered } from "./metered.js"
 
 /**
  * The Compute Driver the Installation configuration selects (`drivers.compute`). Only `local`
  * exists; selecting `kubernetes` stops the process at start with a defect that says so.
+ * Gateway starts are counted for the metrics endpoints (`metered.ts`).
  */
 export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, InstallationConfiguration | ProcessConfiguration> =
   Layer.unwrapEffect(
@@ -14,7 +16,7 @@ export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, Installat
       const selected = installation.drivers.compute
       switch (selected.id) {
         case "local":
-          return layerLocalFromProcess
+          return metered(layerLocalFromProcess)
         case "kubernetes":
           return yield* Effect.dieMessage("the kubernetes Compute Driver is not implemented yet; select compute: local")
       }

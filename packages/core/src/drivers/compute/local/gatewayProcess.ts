@@ -20,6 +20,9 @@ export interface GatewayRecord {
   readonly revisionId: string
   readonly token: string
   readonly startedAt: string
+  /** When `/readyz` first answered 200, and when the start's checks (the model probe) passed. */
+  readonly readyAt?: string | undefined
+  readonly checkedAt?: string | undefined
   /** Set once the gateway was stopped on purpose. */
   readonly stoppedAt?: string | undefined
 }

@@ -47,6 +47,7 @@ import {
 import { probeModel } from "./modelProbe.js"
 import { assignPort, defaultPortRange, hostPortRegistry, type PortRange, releasePort } from "./ports.js"
 import { awaitReady, probeHealth } from "./readiness.js"
+import { groupCpuTicks } from "./processGroupCpu.js"
 import { isInstalled, locateRuntime, runtimePaths } from "./runtime.js"
 import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
 import { workspaceFile, writeWorkspace } from "./workspaceFiles.js"
@@ -59,8 +60,13 @@ export interface LocalGatewayOptions {
   readonly dataDir: string
   /** Where runtimes are installed (`SVC_RUNTIME_DIR`, default `<dataDir>/runtime`). */
   readonly runtimeRoot: string
-  /** How long a start waits for `/readyz` (default 120 s). */
+  /**
+   * The longest a start waits for `/readyz` while the gateway keeps working (default 10 min): a
+   * busy host can take minutes, and a replacement would only start the wait over.
+   */
   readonly readinessTimeout?: Duration.DurationInput | undefined
+  /** A start is given up on sooner when the gateway used no CPU for this long (default 60 s). */
+  readonly readinessStall?: Duration.DurationInput | undefined
   /** SIGTERM to SIGKILL (default 10 s; OpenClaw stops cleanly in under 4 s). */
   readonly stopGrace?: Duration.DurationInput | undefined
   readonly portRange?: PortRange | undefined
@@ -89,7 +95,8 @@ type AgentHalf = Pick<
 >
 
 export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
-  const readinessTimeout = options.readinessTimeout ?? Duration.seconds(120)
+  const readinessTimeout = options.readinessTimeout ?? Duration.minutes(10)
+  const readinessStall = options.readinessStall ?? Duration.seconds(60)
   const stopGraceMs = Duration.toMillis(options.stopGrace ?? Duration.seconds(10))
   const portRegistry = options.portRegistry ?? hostPortRegistry()
   // Detected once per driver, on first need (it runs the host's tools once).
@@ -162,8 +169,12 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
     explainRejection: Effect.Effect<void> = Effect.void
   ) =>
     Effect.gen(function* () {
-      const readiness = yield* awaitReady(record.port, { timeout: readinessTimeout, exited })
-      if (readiness._tag === "Ready") return
+      const progress = Effect.promise(() => groupCpuTicks(record.pid))
+      const readiness = yield* awaitReady(record.port, {
+        budget: { limit: readinessTimeout, stall: readinessStall, progress },
+        exited
+      })
+      if (readiness._tag === "Ready") return new Date().toISOString()
       if (readiness._tag === "Exited" && readiness.code === 78) yield* explainRejection
       const tail = yield* Effect.promise(() => logTail(layout))
       yield* Effect.logWarning("local compute: gateway did not become ready", {
@@ -171,6 +182,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         revisionId: spec.revisionId,
         outcome: readiness._tag,
         exitCode: readiness._tag === "Exited" ? readiness.code : undefined,
+        reason: readiness._tag === "TimedOut" ? readiness.reason : undefined,
         log: tail
       })
       if (readiness._tag === "TimedOut") {
@@ -204,6 +216,13 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       return yield* failure(GatewayCodes.MODEL_PROBE_FAILED, "The gateway could not complete a model request.", false)
     })
 
+  /**
+   * Keeps when the gateway became ready and passed its checks in its record: the gateway's own
+   * share of a deployment, which `bench:agents` subtracts to time the control plane alone.
+   */
+  const noteChecked = (layout: AgentLayout, ref: GatewayRef, record: GatewayRecord) =>
+    host("record", ref, () => writeRecord(layout, { ...record, checkedAt: new Date().toISOString() }))
+
   const startGateway: AgentHalf["startGateway"] = (spec) =>
     Effect.gen(function* () {
       const layout = yield* layoutOf(spec)
@@ -216,8 +235,9 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       const adopted = yield* running(layout, spec)
       if (adopted !== undefined) {
         yield* Effect.logInfo("local compute: adopting running gateway", { agentId: spec.agentId, pid: adopted.pid })
-        yield* settleStart(layout, spec, adopted, exitedWhileAdopted(layout, adopted.pid))
-        return yield* probe(layout, spec, adopted)
+        const readyAt = yield* settleStart(layout, spec, adopted, exitedWhileAdopted(layout, adopted.pid))
+        yield* probe(layout, spec, adopted)
+        return yield* noteChecked(layout, spec, { ...adopted, readyAt })
       }
       yield* stopRecorded(layout, spec, yield* host("read", spec, () => readRecord(layout)))
       const record = yield* host("spawn", spec, async () => {
@@ -271,7 +291,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         confinement: record.confinement,
         user: record.user
       })
-      yield* settleStart(
+      const readyAt = yield* settleStart(
         layout,
         spec,
         record.record,
@@ -279,6 +299,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         Effect.promise(() => record.explain().catch(() => undefined))
       )
       yield* probe(layout, spec, record.record)
+      yield* noteChecked(layout, spec, { ...record.record, readyAt })
     }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
   const stopGateway: AgentHalf["stopGateway"] = (ref) =>

@@ -1,0 +1,2 @@
+export { AuditApiLive } from "./http.js"
+export { AuditQueries } from "./service.js"

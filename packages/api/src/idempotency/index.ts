@@ -1,0 +1,1 @@
+export { IdempotencyLive, IdempotencyMiddlewaresLive, IdempotencyWithheldLive } from "./middleware.js"

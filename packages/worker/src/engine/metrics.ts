@@ -1,0 +1,26 @@
+/**
+ * What the work engine reports about its own attempts: claims (with how long the item had been
+ * due) and the states its outcomes moved items to. Kinds are the registered handler kinds, a
+ * small fixed set, so they are safe labels.
+ */
+import { SvcMetrics } from "@svc/core/observability"
+import { Effect, Metric } from "effect"
+import type { ClaimedItem } from "./leases.js"
+import type { Recorded } from "./outcomes.js"
+
+const transition = (kind: string, to: string) =>
+  Metric.increment(Metric.tagged(Metric.tagged(SvcMetrics.workTransitions, "kind", kind), "to", to))
+
+/** A claim: the item went to `running`, after waiting since it was due (both database times). */
+export const recordClaim = (item: ClaimedItem): Effect.Effect<void> =>
+  Effect.zipRight(
+    transition(item.kind, "running"),
+    Metric.update(
+      Metric.tagged(SvcMetrics.workClaimLatency, "kind", item.kind),
+      Math.max(0, item.claimedAt.getTime() - item.scheduledAt.getTime()) / 1000
+    )
+  )
+
+/** An outcome this worker recorded; a fenced one (lease lost) changed nothing. */
+export const recordOutcome = (kind: string, recorded: Recorded | null): Effect.Effect<void> =>
+  recorded === null || recorded._tag === "Fenced" ? Effect.void : transition(kind, recorded.state)
