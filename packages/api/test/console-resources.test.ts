@@ -229,6 +229,7 @@ describe("the console's resource pages", () => {
         // Accounts: create one, then disable it with the read's version.
         const account = yield* step("account", async (p) => {
           await p.goto(`${baseUrl}/console/admin/accounts`)
+          await p.locator("[data-recovery=none]").waitFor()
           await p.fill("input[name=account-email]", "new-person@example.com")
           await p.fill("input[name=account-password]", "a long enough password")
           await p.getByRole("button", { name: "Create account" }).click()
@@ -236,9 +237,12 @@ describe("the console's resource pages", () => {
           const before = await p.locator("[data-field=version]").textContent()
           await p.getByRole("button", { name: "Disable" }).click()
           await p.locator("[data-field=disabled]", { hasText: "disabled" }).waitFor()
-          return { before, after: await p.locator("[data-field=version]").textContent(), html: await p.content() }
+          const after = await p.locator("[data-field=version]").textContent()
+          await p.getByRole("button", { name: "Enable" }).click()
+          await p.locator("[data-field=disabled]", { hasText: "enabled" }).waitFor()
+          return { before, after, enabled: await p.locator("[data-field=version]").textContent(), html: await p.content() }
         })
-        expect(Number(account.after)).toBe(Number(account.before) + 1)
+        expect([Number(account.after), Number(account.enabled)]).toEqual([Number(account.before) + 1, Number(account.before) + 2])
         expect(account.html.includes("a long enough password")).toBe(false)
 
         // Installation and Backends, read-only.
