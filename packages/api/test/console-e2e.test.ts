@@ -12,7 +12,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
-import { ensureTestRuntime } from "../../../testing/gatewayRuntime.js"
+import { ensureTestRuntime, groupAlive } from "../../../testing/gatewayRuntime.js"
 import { createAccount, bindInstallationAdmin, PASSWORD } from "../../../testing/identity.js"
 import { until } from "../../../testing/poll.js"
 import { TestServer } from "../../../testing/server.js"
@@ -161,7 +161,9 @@ describe("the console on a real service", () => {
         })
         yield* screenshot(phone.page, "agent-detail-mobile")
 
-        // Stop: desired stopped, then the worker clears the active revision.
+        // Stop: desired stopped, then the worker clears the active revision and the gateway is gone.
+        const record = JSON.parse(yield* Effect.promise(() =>
+          fs.readFile(path.join(Compute.namespaceDirectory(dataDir, ns), "agents", agentId, "gateway.json"), "utf8"))) as { pid: number }
         yield* step("stop", async () => {
           await page.getByRole("link", { name: "console-bot" }).click()
           await page.getByRole("button", { name: "Stop" }).click()
@@ -169,6 +171,7 @@ describe("the console on a real service", () => {
         })
         const stopped = yield* until(apiAs(page, baseUrl, "GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
         expect(stopped.body.data.desiredRuntimeState).toBe("stopped")
+        expect(groupAlive(record.pid)).toBe(false)
 
         // Delete (the console asks first), back to the list; the teardown removes the Agent.
         yield* step("delete", async () => {

@@ -86,6 +86,12 @@ describe("extensions of SPEC 0.1.0 in the OpenAPI document", () => {
 
   it("no SPEC operation is marked as an extension", () => {
     const marked = operations.filter(({ operation }) => operation["x-svc-extension"] === true).map(({ route }) => route).sort()
-    expect(marked).toEqual(["get /audit", "get /namespaces/{namespaceId}/audit"])
+    expect(marked).toEqual([
+      "get /audit",
+      "get /namespaces/{namespaceId}/agents/{agentId}/permissions",
+      "get /namespaces/{namespaceId}/audit",
+      "get /namespaces/{namespaceId}/permissions",
+      "get /permissions"
+    ])
   })
 })

@@ -22,27 +22,33 @@ export type CallerPermissions = typeof CallerPermissions.Type
 
 const Response = Envelope(CallerPermissions, "CallerPermissionsResponse")
 
+/** Marked in the OpenAPI document like every extension of SPEC 0.1.0 (DESIGN §18). */
+const extension = (operation: Record<string, unknown>): Record<string, unknown> => ({ ...operation, "x-svc-extension": true })
+
 export const PermissionsApi = HttpApiGroup.make("permissions")
   .add(
     HttpApiEndpoint.get("installation", "/permissions")
       .addSuccess(Response)
       .middleware(Authentication)
-      .annotate(OpenApi.Summary, "The caller's permissions on the Installation (extension; any authenticated caller)")
+      .annotate(OpenApi.Transform, extension)
+      .annotate(OpenApi.Summary, "Extension of SPEC 0.1.0: the caller's permissions on the Installation (any authenticated caller)")
   )
   .add(
     HttpApiEndpoint.get("namespace", "/namespaces/:namespaceId/permissions")
       .setPath(Schema.Struct({ namespaceId: NamespaceId }))
       .addSuccess(Response)
       .middleware(Authentication)
-      .annotate(OpenApi.Summary, "The caller's permissions on a Namespace (extension; needs namespace:read)")
+      .annotate(OpenApi.Transform, extension)
+      .annotate(OpenApi.Summary, "Extension of SPEC 0.1.0: the caller's permissions on a Namespace (needs namespace:read)")
   )
   .add(
     HttpApiEndpoint.get("agent", "/namespaces/:namespaceId/agents/:agentId/permissions")
       .setPath(Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId }))
       .addSuccess(Response)
       .middleware(Authentication)
-      .annotate(OpenApi.Summary, "The caller's permissions on an Agent (extension; needs agent:read)")
+      .annotate(OpenApi.Transform, extension)
+      .annotate(OpenApi.Summary, "Extension of SPEC 0.1.0: the caller's permissions on an Agent (needs agent:read)")
   )
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Permissions")
-  .annotate(OpenApi.Description, "Permission probes for clients (extension): what the caller may do with one resource")
+  .annotate(OpenApi.Description, "Extension of SPEC 0.1.0: permission probes for clients, what the caller may do with one resource")
