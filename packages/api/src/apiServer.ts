@@ -24,10 +24,12 @@ import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
 import { Agents, AgentsLive, DeploymentEvents, Deployments, Diagnostics, Provisioning, Rollback, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
+import { Permissions, PermissionsLive } from "./permissions/index.js"
 import { WorkOutboxLive } from "@svc/core/work"
 import { httpPipeline, type PipelineOptions } from "@svc/core/http"
 import { defaultInstallationConfig, InstallationConfiguration, type NativeAdminConfig } from "@svc/core/config"
 import { nativeAdminDispatch } from "./nativeAdmin/index.js"
+import { consoleDispatch } from "./console/index.js"
 import { listen, type ServerOptions } from "./server.js"
 import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
 import { AuditApiLive, AuditQueries } from "./audit/index.js"
@@ -61,7 +63,8 @@ const FeatureServicesLive = Layer.mergeAll(
   SignIn.Default,
   Sessions.Default,
   ExternalSignIn.Default,
-  AuditQueries.Default
+  AuditQueries.Default,
+  Permissions.Default
 )
 
 /**
@@ -70,7 +73,7 @@ const FeatureServicesLive = Layer.mergeAll(
  * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
  * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)
@@ -78,22 +81,25 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
 
 /**
  * The API's pipeline with native admin on: requests for Agent hosts are dispatched to their
- * gateways before routing (SPEC 5.8), which the ComputeDriver locates.
+ * gateways before routing (SPEC 5.8), which the ComputeDriver locates; the console is served
+ * on the service's own host.
  */
-export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig) =>
+export const nativeAdminPipeline = (options: PipelineOptions, config: NativeAdminConfig, consoleDir?: string) =>
   Layer.unwrapEffect(
-    Effect.map(nativeAdminDispatch(config), (dispatch) => httpPipeline(SvcApi, ApiGroupsLive, options, dispatch))
+    Effect.all([nativeAdminDispatch(config), consoleDispatch(consoleDir, { nativeAdmin: { agentHostSuffix: config.agentHostSuffix } })]).pipe(
+      Effect.map(([nativeAdmin, console]) => httpPipeline(SvcApi, ApiGroupsLive, options, (app) => nativeAdmin(console(app))))
+    )
   )
 
 /**
- * The API's pipeline for an Installation: with native admin on, dispatching to gateways;
- * off, the plain API.
+ * The API's pipeline for an Installation: the console at /console/, and with native admin on,
+ * dispatching to gateways first.
  */
 const apiPipeline = (options: ServerOptions) => {
   const nativeAdmin = options.installation?.nativeAdmin
   return nativeAdmin?.enabled === true
     ? nativeAdminPipeline(options, nativeAdmin)
-    : httpPipeline(SvcApi, ApiGroupsLive, options)
+    : Layer.unwrapEffect(Effect.map(consoleDispatch(), (console) => httpPipeline(SvcApi, ApiGroupsLive, options, console)))
 }
 
 /** Logs the address the server listens on (with port 0, the port it was given). */

@@ -334,6 +334,19 @@ const routes: Record<string, RouteCase> = {
     prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/deployments/${r.revisionId}` })),
     expect: inNamespace(200)
   },
+  // Permission probes (extension): about the caller only on the Installation; read first otherwise.
+  "GET /permissions": {
+    prepare: fixed({ path: "/permissions" }),
+    expect: { foreignNamespaceKey: 200, keyWithoutGrant: 200, humanWithoutGrant: 200, administrator: 200 }
+  },
+  "GET /namespaces/:namespaceId/permissions": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/permissions` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/agents/:agentId/permissions": {
+    prepare: (f) => Effect.map(agentRow(f.ns), (a) => ({ path: `/namespaces/${f.ns}/agents/${a.id}/permissions` })),
+    expect: inNamespace(200)
+  },
   "GET /namespaces/:namespaceId/agents/:agentId/revisions": {
     prepare: (f) => Effect.map(revisionRow(f.ns), (r) => ({ path: `/namespaces/${f.ns}/agents/${r.agentId}/revisions` })),
     expect: inNamespace(200)

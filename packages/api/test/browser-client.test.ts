@@ -13,20 +13,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium } from "playwright-core"
 import { TestServer } from "../../../testing/server.js"
+import { CHROMIUM, CHROMIUM_ARGS } from "./support/browser.js"
 import { clientServerLayer, DEV_ADMIN } from "./support/clientServer.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-// This machine's network is closed: without these, chromium waits on its own background traffic.
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 const screenshots = path.join(import.meta.dirname, "__screenshots__")
 
 const PAGE = `<!doctype html>

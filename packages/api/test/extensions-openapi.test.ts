@@ -90,7 +90,10 @@ describe("extensions of SPEC 0.1.0 in the OpenAPI document", () => {
     expect(marked).toEqual([
       "get /audit",
       "get /namespaces/{namespaceId}/agents/{agentId}/deployments/{deploymentId}/events",
+      "get /namespaces/{namespaceId}/agents/{agentId}/permissions",
       "get /namespaces/{namespaceId}/audit",
+      "get /namespaces/{namespaceId}/permissions",
+      "get /permissions",
       "post /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}/redeploy"
     ])
   })

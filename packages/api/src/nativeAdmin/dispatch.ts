@@ -8,24 +8,13 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import type { SqlClient } from "@effect/sql"
 import { agentHostLabel, type NativeAdminConfig } from "@svc/core/config"
 import type { ComputeDriver } from "@svc/core/drivers/compute"
-import { type ApiError, codeOf, ErrorStatus } from "@svc/core/errors"
 import { CurrentRequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import type { AuthSettings } from "../auth/settings.js"
 import { admitNativeAdmin } from "./admit.js"
 import { relay } from "./forward.js"
 import { recordAudit } from "@svc/core/audit"
-
-/**
- * A refusal in the SPEC 7.1 envelope. The request-id layer's pre-response handler only runs for
- * responses of the API below it, so `x-request-id` is set here.
- */
-const envelope = (error: ApiError) =>
-  Effect.map(CurrentRequestId, (requestId) =>
-    HttpServerResponse.unsafeJson(
-      { error: { code: codeOf(error), message: error.message }, meta: { requestId } },
-      { status: ErrorStatus[codeOf(error)], headers: { "x-request-id": requestId } }
-    ))
+import { refusal } from "../dispatchRefusal.js"
 
 const isWebSocketUpgrade = (request: HttpServerRequest.HttpServerRequest): boolean =>
   String(request.headers["upgrade"] ?? "").toLowerCase() === "websocket"
@@ -53,7 +42,7 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
     const relayed = yield* relay(request, admitted.endpoint, requestId, upgrade)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
-  }).pipe(Effect.catchAll(envelope), Effect.withSpan("NativeAdmin.serve"))
+  }).pipe(Effect.catchAll(refusal), Effect.withSpan("NativeAdmin.serve"))
 
 /**
  * The middleware for the pipeline's `dispatch` slot; its services are taken once, here, so the

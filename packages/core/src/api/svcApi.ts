@@ -11,6 +11,7 @@ import { ConfigurationsApi } from "./configurations/api.js"
 import { AgentsApi } from "./agents/api.js"
 import { PresetsApi } from "./presets/api.js"
 import { AuditApi } from "./audit/api.js"
+import { PermissionsApi } from "./permissions/api.js"
 import { withApiErrors } from "./apiErrors.js"
 import { documented } from "./documented.js"
 
@@ -25,4 +26,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(ConfigurationsApi)
   .add(PresetsApi)
   .add(AgentsApi)
-  .add(AuditApi))
+  .add(AuditApi)
+  .add(PermissionsApi))

@@ -24,6 +24,9 @@ const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentI
 const ProvisioningPath = Schema.Struct({ namespaceId: NamespaceId, workId: WorkId })
 const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 
+// TextEncoder, not Buffer: this contract is also run by the browser console (DESIGN §16).
+const utf8ByteLength = (s: string) => new TextEncoder().encode(s).length
+
 const WorkspaceFilePath = Schema.Struct({
   namespaceId: NamespaceId,
   agentId: AgentId,
@@ -35,7 +38,7 @@ export const WriteWorkspaceFile = RequestBody({
   content: Schema.String.pipe(
     Schema.filter((s) => !s.includes("\u0000"), { message: detailMessage("INVALID_VALUE", "must not contain NUL") }),
     Schema.filter((s) => !LONE_SURROGATE.test(s), { message: detailMessage("INVALID_FORMAT", "must be well-formed Unicode") }),
-    Schema.filter((s) => Buffer.byteLength(s, "utf8") <= Limits.workspaceFileContentBytes, {
+    Schema.filter((s) => utf8ByteLength(s) <= Limits.workspaceFileContentBytes, {
       message: detailMessage("TOO_LONG", `must be at most ${Limits.workspaceFileContentBytes} bytes of UTF-8`)
     })
   )

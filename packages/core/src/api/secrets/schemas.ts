@@ -8,7 +8,8 @@ import { ResourceName } from "../iam/schemas.js"
 
 export const MAX_SECRET_VALUE_BYTES = 65536
 
-const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8")
+// TextEncoder, not Buffer: this contract is also run by the browser console (DESIGN §16).
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length
 
 /** 1-65536 bytes of UTF-8 (no lone surrogates), no NUL. Error messages never echo the value. */
 export const SecretValue = Schema.String.pipe(
