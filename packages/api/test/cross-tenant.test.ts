@@ -173,6 +173,7 @@ describe("cross-tenant isolation", () => {
           // Bodyless operations.
           "POST /namespaces/:namespaceId/agents/:agentId/deploy": null,
           "POST /namespaces/:namespaceId/agents/:agentId/stop": null,
+          "POST /namespaces/:namespaceId/agents/:agentId/revisions/:revisionId/redeploy": null,
           "POST /namespaces/:namespaceId/agents/:agentId/deployments/:deploymentId/diagnostics": null,
           "PUT /namespaces/:namespaceId/agents/:agentId/workspace/files/:name": { content: "planted" },
           "POST /namespaces/:namespaceId/agents/provision": {
