@@ -125,8 +125,12 @@ describe("the console on a real service", () => {
         expect(deployed.desiredRuntimeState).toBe("running")
         const deploymentId = yield* step("deployment id", () => page.locator("[aria-label='Deployment status']").getAttribute("data-deployment")) as Effect.Effect<string>
         expect(deploymentId).toBe(deployed.activeRevisionId)
-        const polled = w.requests.filter((r) => r === `GET ${agentPath}/deployments/${deploymentId}`)
-        expect(polled.length).toBeGreaterThan(0)
+        // The status came over the event stream: once it is open, the page stops polling (one poll
+        // may already be on its way, one more before the first event arrives).
+        const stream = w.requests.indexOf(`GET ${agentPath}/deployments/${deploymentId}/events`)
+        expect(stream).toBeGreaterThanOrEqual(0)
+        const pollsAfter = w.requests.slice(stream).filter((r) => r === `GET ${agentPath}/deployments/${deploymentId}`)
+        expect(pollsAfter.length).toBeLessThanOrEqual(2)
         yield* step("active shown", () => page.locator(`[data-revision='${deploymentId}']`, { hasText: "(active)" }).waitFor())
         yield* screenshot(page, "agent-detail")
 
