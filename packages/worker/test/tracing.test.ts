@@ -22,9 +22,12 @@ describe("tracing of work", () => {
         yield* Layer.buildWithScope(engine, scope)
         const { item } = yield* enqueue({ kind: "traced.noop", key: "one" })
         yield* untilState(item.id, "succeeded")
-        // Closing the tracer's scope flushes what is left.
+        // The item is `succeeded` once its outcome is written, a moment before the attempt (and
+        // its span) ends: wait for the exporter (every 100 ms) to deliver it, then close.
+        const attemptSpans = () => receiver.spans().filter((span) => span.name === "work.attempt")
+        yield* Effect.sleep("50 millis").pipe(Effect.repeat({ until: () => attemptSpans().length > 0, times: 200 }))
         yield* Scope.close(scope, Exit.void)
-        const attempts = receiver.spans().filter((span) => span.name === "work.attempt")
+        const attempts = attemptSpans()
         expect(attempts.map((span) => span.serviceName)).toContain("svc-worker-under-test")
         expect(attempts.find((span) => span.attributes.id === item.id)?.attributes.kind).toBe("traced.noop")
         yield* Effect.promise(receiver.close)
