@@ -6,37 +6,24 @@
  * redeploy (new revision, old one retired) → a rejected model key ends a deployment with
  * RUNTIME_AUTHENTICATION_FAILED → stop → delete. Serial and few on purpose.
  */
-import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
+import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import * as Compute from "@svc/core/drivers/compute"
 import type { NamespaceId } from "@svc/core/schema"
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { until, workItemProgress } from "../../../testing/poll.js"
-import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
+import { groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
-import { gatewayWorldLayer } from "./support/gatewayWorld.js"
+import { gatewayFixture, gatewayWorldLayer } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-e2e-good-5f1c9a7e3b"
 const BAD_KEY = "sk-e2e-rejected-0d2e4f"
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-e2e-"))
-
-let fake: FakeModelServer
-
-beforeAll(async () => {
-  await ensureTestRuntime()
-  fake = await startFakeModelServer({ apiKey: GOOD_KEY })
-}, 20 * 60_000)
-
-afterAll(async () => {
-  await fake?.close()
-  await fs.rm(dataDir, { recursive: true, force: true })
-}, 60_000)
+const world = await gatewayFixture("svc-e2e-", GOOD_KEY)
+const dataDir = world.dataDir
 
 const layer = gatewayWorldLayer(dataDir)
 
@@ -44,6 +31,7 @@ describe("an Agent's whole life on a real gateway", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
     it.effect("create, deploy, chat, redeploy, a rejected key, stop, delete", () =>
       Effect.gen(function* () {
+        const fake = world.fake()
         const { baseUrl } = yield* TestServer
         const sql = yield* SqlClient.SqlClient
         const admin = yield* seedAdmin("e2e-admin@example.com")

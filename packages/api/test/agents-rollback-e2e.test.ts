@@ -6,34 +6,19 @@
  * The redeploy is watched through the deployment event stream, driven by the real worker's
  * writes. Needs SVC_RUNTIME_DIR (the installed gateway runtime).
  */
-import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
+import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import * as Compute from "@svc/core/drivers/compute"
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { until } from "../../../testing/poll.js"
-import { ensureTestRuntime } from "../../../testing/gatewayRuntime.js"
 import { TestServer } from "../../../testing/server.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
-import { gatewayWorldLayer } from "./support/gatewayWorld.js"
+import { gatewayFixture, gatewayWorldLayer } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const KEY = "sk-rollback-e2e-7c1d2f"
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-rollback-e2e-"))
-
-let fake: FakeModelServer
-
-beforeAll(async () => {
-  await ensureTestRuntime()
-  fake = await startFakeModelServer({ apiKey: KEY })
-}, 20 * 60_000)
-
-afterAll(async () => {
-  await fake?.close()
-  await fs.rm(dataDir, { recursive: true, force: true })
-}, 60_000)
+const world = await gatewayFixture("svc-rollback-e2e-", KEY)
+const dataDir = world.dataDir
 
 const layer = gatewayWorldLayer(dataDir)
 
@@ -51,6 +36,7 @@ describe("rollback on a real gateway", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
     it.effect("deploy A, change and deploy B, redeploy A: the gateway runs A's configuration", () =>
       Effect.gen(function* () {
+        const fake = world.fake()
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("rollback-e2e@example.com")
         const call = (method: string, p: string, body?: unknown) => send(baseUrl, method, p, admin.headers, body)

@@ -5,37 +5,25 @@
  * Configuration → an Agent → deploy and watch the status reach `succeeded` → edit a workspace
  * file → stop → delete; screenshots of the main pages, also at a phone's size.
  */
-import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
+import { beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
 import * as Compute from "@svc/core/drivers/compute"
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
-import { ensureTestRuntime, groupAlive } from "../../../testing/gatewayRuntime.js"
+import { groupAlive } from "../../../testing/gatewayRuntime.js"
 import { createAccount, bindInstallationAdmin, PASSWORD } from "../../../testing/identity.js"
 import { until } from "../../../testing/poll.js"
 import { TestServer } from "../../../testing/server.js"
 import { launchBrowser, signIn, watchedPage } from "./support/browser.js"
 import { consoleServerLayer } from "./support/consoleServer.js"
 import { apiAs, requireBuiltConsole, screenshot } from "./support/consolePages.js"
-import { withWorker } from "./support/gatewayWorld.js"
+import { gatewayFixture, withWorker } from "./support/gatewayWorld.js"
 import { fakeModelValues } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-console-e2e-7c1d9b"
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "svc-console-e2e-"))
-let fake: FakeModelServer
-
-beforeAll(async () => {
-  requireBuiltConsole()
-  await ensureTestRuntime()
-  fake = await startFakeModelServer({ apiKey: GOOD_KEY })
-}, 20 * 60_000)
-
-afterAll(async () => {
-  await fake?.close()
-  await fs.rm(dataDir, { recursive: true, force: true })
-}, 60_000)
+beforeAll(() => requireBuiltConsole())
+const world = await gatewayFixture("svc-console-e2e-", GOOD_KEY)
+const dataDir = world.dataDir
 
 const layer = withWorker(consoleServerLayer(Compute.layerFromConfiguration), dataDir)
 
@@ -43,6 +31,7 @@ describe("the console on a real service", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
     it.effect("sign in, Namespace, Secret, Configuration, Agent, deploy to succeeded, edit a file, stop, delete", () =>
       Effect.gen(function* () {
+        const fake = world.fake()
         const { baseUrl } = yield* TestServer
         const admin = yield* createAccount("console-e2e@example.com", { name: "Console Admin" })
         yield* bindInstallationAdmin(admin.principalId)
