@@ -19,7 +19,9 @@
 //
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
 // PostgreSQL in a scratch directory), BENCH_DURATION_S (8 per HTTP run), BENCH_CONNECTIONS (10),
-// BENCH_DECISIONS (2000 per size). The whole run stops itself after a bound.
+// BENCH_DECISIONS (2000 per size), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
+// in this process and the .cpuprofile written there; autocannon shares the process, so its
+// frames appear too). The whole run stops itself after a bound.
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
@@ -36,6 +38,7 @@ import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as inspector from "node:inspector/promises"
 import pg from "pg"
 import { admin, int, urlFor } from "./lib/bench.mjs"
 
@@ -44,6 +47,7 @@ const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
 const DECISIONS = int("BENCH_DECISIONS", 2000)
 const FLOOD = int("BENCH_FLOOD", 100)
 const POOL = 10
+const PROFILE = process.env.BENCH_PROFILE
 const BINDING_COUNTS = [10, 1_000, 100_000]
 const BASE_URL = "http://127.0.0.1:8080"
 
@@ -276,6 +280,20 @@ const main = async () => {
     for (const [name, start] of [["full stack", fullStack], ["bare node:http + pg", bareServer]]) {
       const port = await freePort()
       const stop = await start(url, port)
+      let profiler = PROFILE && name === "full stack" ? new inspector.Session() : undefined
+      if (profiler) {
+        profiler.connect()
+        await profiler.post("Profiler.enable")
+        await profiler.post("Profiler.start")
+      }
+      // The profile covers the two calm runs only, not the sign-in flood.
+      const stopProfile = async () => {
+        if (!profiler) return
+        const { profile } = await profiler.post("Profiler.stop")
+        fs.writeFileSync(PROFILE, JSON.stringify(profile))
+        profiler.disconnect()
+        profiler = undefined
+      }
       try {
         for (const [credential, headers] of credentials) {
           await check(port, headers)
@@ -284,6 +302,7 @@ const main = async () => {
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
           runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
         }
+        await stopProfile()
         if (name === "full stack") {
           const [credential, headers] = credentials[0]
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s with ${FLOOD} concurrent sign-ins...\n`)
@@ -295,6 +314,7 @@ const main = async () => {
           runs.push({ name: "full stack + sign-in flood", credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
         }
       } finally {
+        await stopProfile()
         await stop()
       }
     }
