@@ -11,7 +11,8 @@
 //    lookup of the credential, the decision query, the Installation row) with the same pool size:
 //    the floor our stack is compared with.
 // 2b. The keyed GET again while a child process floods sign-ins (random emails, so the
-//    throttle admits them and each costs an argon2 check; BENCH_FLOOD concurrent, default 100;
+//    throttle admits them and each costs an argon2 check; BENCH_FLOOD concurrent, default 100,
+//    0 skips this run;
 //    a client refused with 503 waits its Retry-After, as a browser or CLI is told to):
 //    its p99 beside the p99 without the flood (issue 10 §3: hashing is bounded by a gate).
 // 3. The cost of one `decide` call with 10, 1 000 and 100 000 AccessBindings in the database
@@ -45,7 +46,8 @@ import { admin, int, urlFor } from "./lib/bench.mjs"
 const DURATION_S = int("BENCH_DURATION_S", 8)
 const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
 const DECISIONS = int("BENCH_DECISIONS", 2000)
-const FLOOD = int("BENCH_FLOOD", 100)
+// 0 skips the sign-in flood run (the request path alone, e.g. while profiling).
+const FLOOD = process.env.BENCH_FLOOD === "0" ? 0 : int("BENCH_FLOOD", 100)
 const POOL = 10
 const PROFILE = process.env.BENCH_PROFILE
 const BINDING_COUNTS = [10, 1_000, 100_000]
@@ -303,7 +305,7 @@ const main = async () => {
           runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
         }
         await stopProfile()
-        if (name === "full stack") {
+        if (name === "full stack" && FLOOD > 0) {
           const [credential, headers] = credentials[0]
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s with ${FLOOD} concurrent sign-ins...\n`)
           const stopFlood = startFlood(port)
@@ -347,11 +349,13 @@ const main = async () => {
   }
   const calm = runs.find((r) => r.name === "full stack" && r.credential === "service key")
   const flooded = runs.find((r) => r.name === "full stack + sign-in flood")
-  lines.push(
-    "",
-    `keyed GET p99 with ${FLOOD} concurrent sign-ins (random emails): ${fmt(flooded.p99, 1)} ms; without: ${fmt(calm.p99, 1)} ms; ` +
-      `ratio ${fmt(flooded.p99 / calm.p99, 2)} (p50 ${fmt(flooded.p50, 1)} vs ${fmt(calm.p50, 1)} ms). Sign-in answers during the flood: ${JSON.stringify(flood)}`
-  )
+  if (flooded !== undefined) {
+    lines.push(
+      "",
+      `keyed GET p99 with ${FLOOD} concurrent sign-ins (random emails): ${fmt(flooded.p99, 1)} ms; without: ${fmt(calm.p99, 1)} ms; ` +
+        `ratio ${fmt(flooded.p99 / calm.p99, 2)} (p50 ${fmt(flooded.p50, 1)} vs ${fmt(calm.p50, 1)} ms). Sign-in answers during the flood: ${JSON.stringify(flood)}`
+    )
+  }
   lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
   for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)
   console.log(lines.join("\n"))
