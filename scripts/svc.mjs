@@ -44,7 +44,9 @@ if (argv[0] === "audit" && argv[1] === "export") {
   const { auditExport } = await import("@svc/api/audit-export")
   process.exit(await auditExport(argv.slice(2)))
 }
-const cli = await clientCommands()
+// A process command (`svc start`, `svc worker`, ...) starts without loading the client code.
+const processWords = new Set(Object.keys(commands).map((name) => name.split(" ")[0]))
+const cli = processWords.has(argv[0]) ? undefined : await clientCommands()
 if (cli !== undefined && argv.length > 0 && cli.isClientCommand(argv[0])) {
   process.exitCode = await cli.main(argv)
   process.exit()
@@ -53,12 +55,12 @@ if (cli !== undefined && argv.length > 0 && cli.isClientCommand(argv[0])) {
 const twoWords = argv.length >= 2 ? `${argv[0]} ${argv[1]}` : undefined
 const [command, ...rest] = twoWords !== undefined && twoWords in commands ? [twoWords, ...argv.slice(2)] : argv
 if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-  console.log(usage(cli))
+  console.log(usage(cli ?? (await clientCommands())))
   process.exit(command === undefined ? 64 : 0)
 }
 const entry = commands[command]
 if (entry === undefined) {
-  console.error(`svc: unknown command "${command}"\n\n${usage(cli)}`)
+  console.error(`svc: unknown command "${command}"\n\n${usage(cli ?? (await clientCommands()))}`)
   process.exit(64)
 }
 if (rest.length > 0) {
