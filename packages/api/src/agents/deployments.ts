@@ -14,12 +14,13 @@ import { type AgentId, ConfigurationId, type NamespaceId, type RevisionId } from
 import { AGENT_DEPLOY, AGENT_STOP } from "@svc/core/tenancy"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { pageOf } from "../iam/access.js"
 import { toDeployment, toRevision } from "./deploymentViews.js"
 import { FrozenConfiguration, RevisionQueue, type RevisionSource } from "./revisionQueue.js"
 import { agentRef, revisionRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
-import { toAgent } from "./views.js"
+import { agentNotFound, toAgent } from "./views.js"
 
 /** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
 const lockConfigurationRow = (sql: SqlClient.SqlClient) => SqlSchema.findOne({
@@ -40,6 +41,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const queue = yield* RevisionQueue
+    const pages = yield* GatedPages
     const lockConfiguration = lockConfigurationRow(sql)
 
     /** SPEC 4.4 rule 1: the saved draft, frozen into a new revision and queued. */
@@ -104,11 +106,14 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
 
     const list = Effect.fn("Agents.revisions")(function* (namespaceId: NamespaceId, agentId: AgentId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("agent:read", agentRef(namespaceId, agentId))
-      yield* lookup.require(namespaceId, agentId, false)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "agent_revision:read", "agent_revision", { id: "r.id", namespaceId: "r.namespace_id" })
-      const rows = yield* revisions.page({ agent_id: agentId, namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({
+        gates: [{ permission: "agent:read", resource: agentRef(namespaceId, agentId) }],
+        parentLive: agents.liveSql({ id: agentId, namespace_id: namespaceId }),
+        missing: agentNotFound,
+        page: revisions.page({ agent_id: agentId, namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      })
       return rows.map(toRevision)
     })
 
@@ -138,6 +143,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     WorkItemsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    RevisionQueue.Default
+    RevisionQueue.Default,
+    GatedPages.Default
   ]
 }) {}

@@ -13,6 +13,7 @@ import { AgentId, type NamespaceId, ServicePrincipalId } from "@svc/core/schema"
 import { AGENT_TEARDOWN, insertAgent, pinAgentSecrets } from "@svc/core/tenancy"
 import { Effect, Option, Schema } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isUniqueViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { AgentAdmission, type Draft, harnessSecretId } from "./admission.js"
@@ -42,6 +43,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
     const admission = yield* AgentAdmission
+    const pages = yield* GatedPages
 
     const create = Effect.fn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
       const caller = yield* CurrentCaller
@@ -78,11 +80,12 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
 
     const list = Effect.fn("Agents.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "agent:read", "agent", { id: "a.id", namespaceId: "a.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({
+        ...inNamespace(sql, namespaceId),
+        page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      })
       return rows.map(toAgent)
     })
 
@@ -187,6 +190,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     AuditLog.Default,
     Authorization.Default,
     NamespaceGuard.Default,
-    AgentAdmission.Default
+    AgentAdmission.Default,
+    GatedPages.Default
   ]
 }) {}

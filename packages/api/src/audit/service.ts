@@ -5,16 +5,18 @@
 import type { AuditEntry, AuditPage, AuditQuery } from "@svc/core/api"
 import { AUDIT_PAGE_DEFAULT } from "@svc/core/api"
 import { type AuditEventFilter, type AuditEventRow, AuditEventsRepo } from "@svc/core/db"
-import { InvalidRequest } from "@svc/core/errors"
-import { CurrentCaller, decide, Installation } from "@svc/core/iam"
+import { InvalidRequest, NotFound } from "@svc/core/errors"
+import { Installation } from "@svc/core/iam"
 import type { NamespaceId } from "@svc/core/schema"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Authorization } from "../auth/authorize.js"
+import { GatedPages, type GatedPageRequest } from "../auth/gatedPage.js"
 import { namespaceRef } from "../iam/access.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
 
 type Details = AuditEntry["details"]
+
+const noNamespace = () => new NotFound({ message: "The Namespace does not exist." })
 
 const toEntry = (row: AuditEventRow): AuditEntry => ({
   id: row.id,
@@ -35,9 +37,9 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* AuditEventsRepo
-    const { authorize } = yield* Authorization
+    const pages = yield* GatedPages
 
-    const page = (query: AuditQuery, namespaceId: NamespaceId | undefined) =>
+    const page = (query: AuditQuery, namespaceId: NamespaceId | undefined, gates: GatedPageRequest<unknown>["gates"]) =>
       Effect.gen(function* () {
         const since = query.since === undefined ? undefined : new Date(query.since)
         const until = query.until === undefined ? undefined : new Date(query.until)
@@ -48,7 +50,8 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
           namespaceId, after, since, until, limit: limit + 1,
           actor: query.actor, kind: query.kind, resourceKind: query.resourceKind, resourceId: query.resourceId, outcome: query.outcome
         }
-        const rows = yield* repo.page(filter)
+        // A deleted Namespace's audit trail stays readable: nothing is "missing" here.
+        const rows = yield* pages.page({ gates, parentLive: sql`TRUE`, missing: noNamespace, page: repo.page(filter) })
         const shown = rows.slice(0, limit)
         const last = shown[shown.length - 1]
         const nextCursor = rows.length > limit && last !== undefined ? encodeCursor({ at: last.at_key, id: last.id }) : null
@@ -56,8 +59,7 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
       })
 
     const list = Effect.fn("Audit.list")(function* (query: AuditQuery) {
-      yield* authorize("installation:administer", Installation)
-      return yield* page(query, undefined)
+      return yield* page(query, undefined, [{ permission: "installation:administer", resource: Installation }])
     })
 
     /**
@@ -65,18 +67,18 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
      * `namespace:administer` on it, which an Installation administrator holds implicitly.
      */
     const listNamespace = Effect.fn("Audit.listNamespace")(function* (namespaceId: NamespaceId, query: AuditQuery) {
-      const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      const installationAdmin = caller.namespaceId === null &&
-        (yield* decide(caller, "installation:administer", Installation).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.orDie
-        ))._tag === "Allowed"
-      if (!installationAdmin) yield* authorize("namespace:administer", namespaceRef(namespaceId))
-      return yield* page(query, namespaceId)
+      return yield* page(query, namespaceId, [
+        { permission: "namespace:read", resource: namespaceRef(namespaceId) },
+        {
+          anyOf: [
+            { permission: "installation:administer", resource: Installation },
+            { permission: "namespace:administer", resource: namespaceRef(namespaceId) }
+          ]
+        }
+      ])
     })
 
     return { list, listNamespace } as const
   }),
-  dependencies: [AuditEventsRepo.Default, Authorization.Default]
+  dependencies: [AuditEventsRepo.Default, GatedPages.Default]
 }) {}

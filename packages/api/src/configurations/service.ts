@@ -13,6 +13,7 @@ import { ConfigurationId, Limits, type NamespaceId } from "@svc/core/schema"
 import { boundSecretIds, insertConfiguration } from "@svc/core/tenancy"
 import { Array as Arr, Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isForeignKeyViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard, requireExternalNamespaceProvisioned } from "../namespaces/guard.js"
 import { secretRef } from "../secrets/policy.js"
@@ -45,6 +46,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
+    const pages = yield* GatedPages
 
     /**
      * The caller's exact `operate` on every bound Secret (SPEC 4.3). A Secret of another Namespace
@@ -91,11 +93,9 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
 
     const list = Effect.fn("Configurations.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "configuration:read", "configuration", { id: "c.id", namespaceId: "c.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...inNamespace(sql, namespaceId), page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map(toConfiguration)
     })
 
@@ -170,5 +170,5 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
 
     return { admitBindings, create, list, get, update, delete: remove }
   }),
-  dependencies: [ConfigurationsRepo.Default, SecretsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [ConfigurationsRepo.Default, SecretsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

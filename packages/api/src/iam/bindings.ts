@@ -11,9 +11,10 @@ import { CurrentCaller, permission, type ResourceRef, visibleTo } from "@svc/cor
 import { BindingId, Ids, type NamespaceId, type RoleId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { isForeignKeyViolation, namespaceRef, pageOf } from "./access.js"
-import { bindingRef, namespaceAdministration } from "./policy.js"
+import { bindingRef, namespaceAdministrationGate } from "./policy.js"
 
 const toBinding = (row: BindingRow): AccessBinding => ({
   id: row.id,
@@ -67,7 +68,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
     const authorization = yield* Authorization
     const { authorize } = authorization
     const namespaces = yield* NamespaceGuard
-    const authorizeAdministration = namespaceAdministration(authorization, namespaces)
+    const pages = yield* GatedPages
 
     const create = Effect.fn("IamAccessBindings.create")(function* (
       namespaceId: NamespaceId,
@@ -144,13 +145,12 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
 
     const list = Effect.fn("IamAccessBindings.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorizeAdministration(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "iam_access_binding:read", "iam_access_binding", {
         id: "b.id",
         namespaceId: "b.namespace_id"
       })
-      const rows = yield* bindings.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...namespaceAdministrationGate(sql, namespaceId), page: bindings.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map(toBinding)
     })
 
@@ -186,6 +186,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
     RolesRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    NamespaceGuard.Default
+    NamespaceGuard.Default,
+    GatedPages.Default
   ]
 }) {}

@@ -11,9 +11,10 @@ import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { type NamespaceId, RoleId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { builtinRoleNames, isUniqueViolation, namespaceRef, pageOf } from "./access.js"
-import { namespaceAdministration, roleRef } from "./policy.js"
+import { namespaceAdministrationGate, roleRef } from "./policy.js"
 
 const toRole = (row: RoleRow): Role => ({
   id: row.id,
@@ -35,7 +36,7 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
     const authorization = yield* Authorization
     const { authorize } = authorization
     const namespaces = yield* NamespaceGuard
-    const authorizeAdministration = namespaceAdministration(authorization, namespaces)
+    const pages = yield* GatedPages
 
     const create = Effect.fn("IamRoles.create")(function* (
       namespaceId: NamespaceId,
@@ -75,10 +76,9 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
 
     const list = Effect.fn("IamRoles.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorizeAdministration(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "iam_role:read", "iam_role", { id: "r.id", namespaceId: "scope.ns" })
-      const rows = yield* roles.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...namespaceAdministrationGate(sql, namespaceId), page: roles.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map(toRole)
     })
 
@@ -116,6 +116,6 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
 
     return { create, list, get, delete: remove }
   }),
-  dependencies: [RolesRepo.Default, BindingsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [RolesRepo.Default, BindingsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}
 

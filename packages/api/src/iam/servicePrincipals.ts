@@ -12,9 +12,10 @@ import { CurrentCaller, Installation } from "@svc/core/iam"
 import { type NamespaceId, ServicePrincipalId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { pageOf } from "./access.js"
-import { namespaceAdministration } from "./policy.js"
+import { namespaceAdministration, namespaceAdministrationGate } from "./policy.js"
 
 const toServicePrincipal = (row: ServicePrincipalRow): ServicePrincipal => ({
   id: row.id,
@@ -36,6 +37,7 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
     const audit = yield* AuditLog
     const authorization = yield* Authorization
     const authorizeAdministration = namespaceAdministration(authorization, yield* NamespaceGuard)
+    const pages = yield* GatedPages
 
     const authorizeScope = (scope: Scope) =>
       scope === null ? authorization.authorize("installation:administer", Installation) : authorizeAdministration(scope)
@@ -59,9 +61,11 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
     })
 
     const list = Effect.fn("ServicePrincipals.list")(function* (scope: Scope, params: PageParams) {
-      yield* authorizeScope(scope)
       const page = pageOf(params)
-      const rows = yield* principals.pageService({ namespace_id: scope, after: page.after, limit: page.limit })
+      const query = principals.pageService({ namespace_id: scope, after: page.after, limit: page.limit })
+      const rows = yield* pages.page(scope === null
+        ? { gates: [{ permission: "installation:administer", resource: Installation }], parentLive: sql`TRUE`, missing: notFound, page: query }
+        : { ...namespaceAdministrationGate(sql, scope), page: query })
       return rows.map(toServicePrincipal)
     })
 
@@ -99,5 +103,5 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
 
     return { create, list, get, delete: remove }
   }),
-  dependencies: [PrincipalsRepo.Default, BindingsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [PrincipalsRepo.Default, BindingsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

@@ -15,6 +15,7 @@ import type { NamespaceId } from "@svc/core/schema"
 import { createNamespace, NAMESPACE_TEARDOWN, WorkOutbox } from "@svc/core/tenancy"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { pageOf } from "../iam/access.js"
 import { namespaceRef } from "./policy.js"
 
@@ -37,6 +38,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
     const installation = yield* InstallationConfiguration
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
+    const pages = yield* GatedPages
 
     const create = Effect.fn("Namespaces.create")(function* (payload: {
       readonly name: string
@@ -82,7 +84,8 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "namespace:read", "namespace", { id: "n.id", namespaceId: "n.id" })
-      const rows = yield* repo.page({ after: page.after, limit: page.limit }, visible)
+      // Installation-wide: no gate beyond `visible`, nothing to be missing.
+      const rows = yield* pages.page({ gates: [], parentLive: sql`TRUE`, missing: notFound, page: repo.page({ after: page.after, limit: page.limit }, visible) })
       return rows.map(toNamespace)
     })
 
@@ -123,5 +126,5 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
 
     return { create, list, get, delete: remove }
   }),
-  dependencies: [NamespacesRepo.Default, AuditLog.Default, Authorization.Default]
+  dependencies: [NamespacesRepo.Default, AuditLog.Default, Authorization.Default, GatedPages.Default]
 }) {}

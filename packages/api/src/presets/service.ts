@@ -13,6 +13,7 @@ import { isTemplated, type PresetTemplate } from "@svc/core/presets"
 import { type NamespaceId, PresetId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isUniqueViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { presetRef } from "./policy.js"
@@ -61,6 +62,7 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
+    const pages = yield* GatedPages
 
     const create = Effect.fn("Presets.create")(function* (
       namespaceId: NamespaceId,
@@ -89,11 +91,9 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
 
     const list = Effect.fn("Presets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "preset:read", "preset", { id: "p.id", namespaceId: "p.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...inNamespace(sql, namespaceId), page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map(toPreset)
     })
 
@@ -152,5 +152,5 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
 
     return { create, list, get, update, delete: remove }
   }),
-  dependencies: [PresetsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [PresetsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

@@ -13,6 +13,7 @@ import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { type NamespaceId, SecretId } from "@svc/core/schema"
 import { Effect, Option, Redacted } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isUniqueViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { secretRef } from "./policy.js"
@@ -36,6 +37,7 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
+    const pages = yield* GatedPages
 
     const create = Effect.fn("Secrets.create")(function* (
       namespaceId: NamespaceId,
@@ -75,11 +77,9 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
 
     const list = Effect.fn("Secrets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "secret:read", "secret", { id: "s.id", namespaceId: "s.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...inNamespace(sql, namespaceId), page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map(toSecret)
     })
 
@@ -144,5 +144,5 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
 
     return { create, list, get, update, delete: remove }
   }),
-  dependencies: [SecretsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [SecretsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

@@ -67,3 +67,22 @@ export const visibleTo = (
     AND NOT ${restrictionReaches(sql, principal, held, target)}
   )`
 }
+
+/**
+ * `decide`'s "Allowed" as one SQL boolean, for a statement that folds the decision into the
+ * read it guards (a list page). FALSE when the caller's scope excludes the resource, like
+ * `decide`. A FALSE says only "not allowed": the reason (and the 403 or 404 it implies) comes
+ * from `decide`, which the caller runs on that rare path.
+ */
+export const allowedSql = (
+  sql: SqlClient.SqlClient,
+  caller: Pick<Caller, "principalId" | "namespaceId">,
+  permission: Permission,
+  resource: ResourceRef
+) => {
+  if (caller.namespaceId !== null && caller.namespaceId !== namespaceOf(resource)) return sql`FALSE`
+  const target = resourceScope(sql, resource)
+  const principal = sql`${caller.principalId}`
+  const held = sql`${permission}::text`
+  return sql`(${grantHeld(sql, principal, held, target)} AND NOT ${restrictionReaches(sql, principal, held, target)})`
+}

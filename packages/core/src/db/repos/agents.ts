@@ -8,6 +8,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { AGENT_DEPLOY } from "../../tenancy/agents.js"
 import { AgentId, ConfigurationId, NamespaceId, RevisionId, ServicePrincipalId } from "../../schema/ids.js"
 
@@ -92,6 +93,12 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
     const find = findLive(false)
     const findLocked = findLive(true)
 
+    /** SQL: the Agent exists under its live Namespace (what `findLive` finds), for a folded check. */
+    const liveSql = (key: typeof AgentKey.Type) => sql`EXISTS (
+      SELECT 1 FROM agents a JOIN namespaces n ON n.id = a.namespace_id
+      WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} AND n.status <> 'deleted'
+    )`
+
     /** The Agent in whichever live Namespace holds it (a native admin host names only the Agent). */
     const findLiveById = SqlSchema.findOne({
       Request: AgentId,
@@ -107,20 +114,16 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
      * One keyset page of a Namespace's Agents, filtered by `visible` (the caller's `visibleTo`
      * fragment over `a.id` / `a.namespace_id`).
      */
-    const page = (request: typeof AgentPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: AgentPage,
-        Result: AgentRow,
-        execute: (req) => sql`
+    const page = (req: typeof AgentPage.Type, visible: Statement.Fragment): PageQuery<typeof AgentRow.Type> =>
+      pageQuery(AgentRow, sql`
           SELECT ${columns}
           FROM agents a
           WHERE a.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`a.id > ${req.after}`}
+            AND ${afterCursor(sql, "a.id", req.after)}
             AND ${visible}
           ORDER BY a.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     const updateDraft = SqlSchema.single({
       Request: UpdateDraft,
@@ -260,6 +263,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
       /** Keeps the SqlError: native admin answers a lost database 503 before any route runs. */
       findLiveById: (id: AgentId) => findLiveById(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       page,
+      liveSql,
       updateDraft: (row: typeof UpdateDraft.Type) => updateDraft(row).pipe(Effect.orDie),
       markDeleting: (row: typeof MarkDeleting.Type) => markDeleting(row).pipe(Effect.orDie),
       desireStopped: (id: AgentId) => desireStopped(id).pipe(Effect.orDie),

@@ -2,8 +2,9 @@
  * Reading the `audit_events` table (written by `@svc/core/audit`): one keyset page in
  * `(at, id)` order per statement (migration 0013 indexes both orders used).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { type PageQuery, pageQuery } from "../pageQuery.js"
 
 export const AuditEventRow = Schema.Struct({
   id: Schema.String,
@@ -40,35 +41,32 @@ export class AuditEventsRepo extends Effect.Service<AuditEventsRepo>()("@svc/cor
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const page = SqlSchema.findAll({
-      Request: AuditEventFilter,
-      Result: AuditEventRow,
-      execute: (filter) => {
-        const where = [
-          filter.namespaceId === undefined ? undefined : sql`namespace_id = ${filter.namespaceId}`,
-          filter.after === undefined
-            ? undefined
-            : sql`(at, id) > (${filter.after.at}::timestamptz, ${filter.after.id}::bigint)`,
-          filter.since === undefined ? undefined : sql`at >= ${filter.since}`,
-          filter.until === undefined ? undefined : sql`at < ${filter.until}`,
-          filter.actor === undefined ? undefined : sql`actor_principal_id = ${filter.actor}`,
-          filter.kind === undefined ? undefined : sql`kind = ${filter.kind}`,
-          filter.resourceKind === undefined ? undefined : sql`resource_kind = ${filter.resourceKind}`,
-          filter.resourceId === undefined ? undefined : sql`resource_id = ${filter.resourceId}`,
-          filter.outcome === undefined ? undefined : sql`outcome = ${filter.outcome}`
-        ].filter((clause) => clause !== undefined)
-        return sql`
-          SELECT id::text AS id, kind, at,
-            to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at_key,
-            outcome, actor_principal_id, request_id, namespace_id, resource_kind, resource_id, details
-          FROM audit_events
-          WHERE ${sql.and(where)}
-          ORDER BY at, id
-          LIMIT ${filter.limit}
-        `
-      }
-    })
+    /** Ordered by `(at, seq)`: `seq` is the bigint id (`id` is its text, which sorts differently). */
+    const page = (filter: AuditEventFilter): PageQuery<typeof AuditEventRow.Type> => {
+      const where = [
+        filter.namespaceId === undefined ? undefined : sql`namespace_id = ${filter.namespaceId}`,
+        filter.after === undefined
+          ? undefined
+          : sql`(at, id) > (${filter.after.at}::timestamptz, ${filter.after.id}::bigint)`,
+        filter.since === undefined ? undefined : sql`at >= ${filter.since}`,
+        filter.until === undefined ? undefined : sql`at < ${filter.until}`,
+        filter.actor === undefined ? undefined : sql`actor_principal_id = ${filter.actor}`,
+        filter.kind === undefined ? undefined : sql`kind = ${filter.kind}`,
+        filter.resourceKind === undefined ? undefined : sql`resource_kind = ${filter.resourceKind}`,
+        filter.resourceId === undefined ? undefined : sql`resource_id = ${filter.resourceId}`,
+        filter.outcome === undefined ? undefined : sql`outcome = ${filter.outcome}`
+      ].filter((clause) => clause !== undefined)
+      return pageQuery(AuditEventRow, sql`
+        SELECT id::text AS id, id AS seq, kind, at,
+          to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at_key,
+          outcome, actor_principal_id, request_id, namespace_id, resource_kind, resource_id, details
+        FROM audit_events
+        WHERE ${sql.and(where)}
+        ORDER BY at, id
+        LIMIT ${filter.limit}
+      `, "page.at, page.seq")
+    }
 
-    return { page: (filter: AuditEventFilter) => page(filter).pipe(Effect.orDie) } as const
+    return { page } as const
   })
 }) {}

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { grantHeld, resourceScope, restrictionReaches } from "../../iam/grantPredicate.js"
 import { INSTALLATION_RESOURCE_ID, type ResourceRef } from "../../iam/resource.js"
 import { BindingId, NamespaceId, RoleId } from "../../schema/ids.js"
@@ -94,20 +95,16 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
     })
 
     /** One keyset page of a Namespace's bindings, filtered by `visible` (over `b.id` / `b.namespace_id`). */
-    const page = (request: typeof BindingPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: BindingPage,
-        Result: BindingRow,
-        execute: (req) => sql`
+    const page = (req: typeof BindingPage.Type, visible: Statement.Fragment): PageQuery<typeof BindingRow.Type> =>
+      pageQuery(BindingRow, sql`
           SELECT b.id, b.namespace_id, b.principal_id, b.role_id, b.resource_kind, b.resource_id, b.created_at
           FROM access_bindings b
           WHERE b.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`b.id > ${req.after}`}
+            AND ${afterCursor(sql, "b.id", req.after)}
             AND ${visible}
           ORDER BY b.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     const remove = SqlSchema.findOne({
       Request: BindingKey,

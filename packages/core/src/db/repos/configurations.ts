@@ -7,6 +7,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { SecretBinding } from "../../api/configurations/schemas.js"
 import { ConfigurationId, NamespaceId, SecretId } from "../../schema/ids.js"
 import { JsonValue } from "../../schema/json.js"
@@ -102,20 +103,16 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
      * One keyset page of a Namespace's Configurations, filtered by `visible` (the caller's
      * `visibleTo` fragment over `c.id` / `c.namespace_id`).
      */
-    const page = (request: typeof ConfigurationPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: ConfigurationPage,
-        Result: ConfigurationRow,
-        execute: (req) => sql`
+    const page = (req: typeof ConfigurationPage.Type, visible: Statement.Fragment): PageQuery<typeof ConfigurationRow.Type> =>
+      pageQuery(ConfigurationRow, sql`
           SELECT ${columns}
           FROM configurations c
           WHERE c.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`c.id > ${req.after}`}
+            AND ${afterCursor(sql, "c.id", req.after)}
             AND ${visible}
           ORDER BY c.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     /**
      * What still references the Configuration, or undefined (DELETE answers 409 while something

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId } from "../../schema/ids.js"
 
 export const NamespaceStatusColumn = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")
@@ -134,19 +135,15 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
      * One keyset page of the live Namespaces, filtered by `visible` (the caller's `visibleTo`
      * fragment over `n.id`).
      */
-    const page = (request: typeof NamespacePage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: NamespacePage,
-        Result: NamespaceRow,
-        execute: (req) => sql`
+    const page = (req: typeof NamespacePage.Type, visible: Statement.Fragment): PageQuery<typeof NamespaceRow.Type> =>
+      pageQuery(NamespaceRow, sql`
           SELECT ${columns} FROM namespaces n
           WHERE n.status <> 'deleted'
-            AND ${req.after === undefined ? sql`TRUE` : sql`n.id > ${req.after}`}
+            AND ${afterCursor(sql, "n.id", req.after)}
             AND ${visible}
           ORDER BY n.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     return {
       /** Keeps the SqlError for the caller's transaction to end in. */

@@ -5,6 +5,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { PresetTemplate } from "../../presets/template.js"
 import { NamespaceId, PresetId } from "../../schema/ids.js"
 
@@ -89,20 +90,16 @@ export class PresetsRepo extends Effect.Service<PresetsRepo>()("@svc/core/Preset
      * One keyset page of a Namespace's Presets, filtered by `visible` (the caller's `visibleTo`
      * fragment over `p.id` / `p.namespace_id`).
      */
-    const page = (request: typeof PresetPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: PresetPage,
-        Result: PresetRow,
-        execute: (req) => sql`
+    const page = (req: typeof PresetPage.Type, visible: Statement.Fragment): PageQuery<typeof PresetRow.Type> =>
+      pageQuery(PresetRow, sql`
           SELECT p.id, p.namespace_id, p.name, p.template, p.created_at, p.updated_at
           FROM presets p
           WHERE p.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`p.id > ${req.after}`}
+            AND ${afterCursor(sql, "p.id", req.after)}
             AND ${visible}
           ORDER BY p.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     return {
       /** Fails with the SqlError a unique name (23505) gives, for the caller to map. */

@@ -4,6 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, PrincipalId, ServicePrincipalId } from "../../schema/ids.js"
 
 export const ServicePrincipalRow = Schema.Struct({
@@ -51,17 +52,14 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
     })
 
     /** One keyset page of the live service principals of one scope. */
-    const pageService = SqlSchema.findAll({
-      Request: ServicePrincipalPage,
-      Result: ServicePrincipalRow,
-      execute: (req) => sql`
+    const pageService = (req: typeof ServicePrincipalPage.Type): PageQuery<typeof ServicePrincipalRow.Type> =>
+      pageQuery(ServicePrincipalRow, sql`
         SELECT id, name, namespace_id, created_at FROM principals
         WHERE kind = 'service' AND deleted_at IS NULL AND ${inScope(req.namespace_id)}
-          AND ${req.after === undefined ? sql`TRUE` : sql`id > ${req.after}`}
+          AND ${afterCursor(sql, "id", req.after)}
         ORDER BY id
         LIMIT ${req.limit}
-      `
-    })
+      `)
 
     const findService = SqlSchema.findOne({
       Request: ServicePrincipalKey,
@@ -115,7 +113,7 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
       findLive: (id: string) => findLive(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       lockLive: (id: string) => lockLive(id).pipe(Effect.orDie),
       insertService,
-      pageService: (request: typeof ServicePrincipalPage.Type) => pageService(request).pipe(Effect.orDie),
+      pageService,
       findService: (key: typeof ServicePrincipalKey.Type) => findService(key).pipe(Effect.orDie),
       markServiceDeleted: (key: typeof ServicePrincipalKey.Type) => markServiceDeleted(key).pipe(Effect.orDie)
     }

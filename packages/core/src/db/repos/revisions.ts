@@ -7,6 +7,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { AgentId, ConfigurationId, NamespaceId, RevisionId } from "../../schema/ids.js"
 
 const ComputeRef = Schema.Struct({ id: Schema.String, implementation: Schema.String })
@@ -124,19 +125,15 @@ export class RevisionsRepo extends Effect.Service<RevisionsRepo>()("@svc/core/Re
     })
 
     /** One keyset page of an Agent's revisions, filtered by `visible` (over `r.id` / `r.namespace_id`). */
-    const page = (request: typeof RevisionPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: RevisionPage,
-        Result: RevisionRow,
-        execute: (req) => sql`
+    const page = (req: typeof RevisionPage.Type, visible: Statement.Fragment): PageQuery<typeof RevisionRow.Type> =>
+      pageQuery(RevisionRow, sql`
           SELECT r.id, r.snapshot, r.created_at, r.rolled_back_from FROM agent_revisions r
           WHERE r.agent_id = ${req.agent_id} AND r.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`r.id > ${req.after}`}
+            AND ${afterCursor(sql, "r.id", req.after)}
             AND ${visible}
           ORDER BY r.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     /** The revision's gateway snapshot; none when the revision is gone (its Agent was removed). */
     const gatewaySnapshot = SqlSchema.findOne({

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { BuiltinRoles } from "../../iam/builtinRoles.js"
 import { NamespaceId, RoleId } from "../../schema/ids.js"
 
@@ -76,20 +77,16 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("@svc/core/RolesRepo"
      * One keyset page of the Roles bindable in a Namespace, filtered by `visible` (the caller's
      * `visibleTo` fragment over `r.id` / `scope.ns`: a built-in Role is seen as the Namespace's).
      */
-    const page = (request: typeof RolePage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: RolePage,
-        Result: RoleRow,
-        execute: (req) => sql`
+    const page = (req: typeof RolePage.Type, visible: Statement.Fragment): PageQuery<typeof RoleRow.Type> =>
+      pageQuery(RoleRow, sql`
           SELECT r.id, r.namespace_id, r.name, r.permissions, r.builtin, r.created_at
           FROM roles r CROSS JOIN (SELECT ${req.namespace_id}::text AS ns) scope
           WHERE ${bindableIn(req.namespace_id)}
-            AND ${req.after === undefined ? sql`TRUE` : sql`r.id > ${req.after}`}
+            AND ${afterCursor(sql, "r.id", req.after)}
             AND ${visible}
           ORDER BY r.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     /** An Installation-scoped Role (built-in or not), by id. */
     const findInstallationRole = SqlSchema.findOne({

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId } from "../../schema/ids.js"
 
 export const SecretRow = Schema.Struct({
@@ -112,20 +113,16 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
      * One keyset page of a Namespace's Secrets, filtered by `visible` (the caller's
      * `visibleTo` fragment over `s.id` / `s.namespace_id`).
      */
-    const page = (request: typeof SecretPage.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: SecretPage,
-        Result: SecretRow,
-        execute: (req) => sql`
+    const page = (req: typeof SecretPage.Type, visible: Statement.Fragment): PageQuery<typeof SecretRow.Type> =>
+      pageQuery(SecretRow, sql`
           SELECT s.id, s.namespace_id, s.name, s.created_at, s.updated_at
           FROM secrets s
           WHERE s.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`s.id > ${req.after}`}
+            AND ${afterCursor(sql, "s.id", req.after)}
             AND ${visible}
           ORDER BY s.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     /**
      * What still references the Secret, or undefined when nothing does. Each referrer is also
