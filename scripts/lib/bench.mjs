@@ -27,3 +27,22 @@ export const urlFor = (adminUrl, database) => {
   url.pathname = `/${database}`
   return url.toString()
 }
+
+/**
+ * CPU-profiles this process through `node:inspector` from now until the returned `stop`, which
+ * writes the `.cpuprofile` to `file`; without a file, does nothing (BENCH_PROFILE unset).
+ */
+export const startProfile = async (file) => {
+  if (!file) return async () => {}
+  const inspector = await import("node:inspector/promises")
+  const fs = await import("node:fs")
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
