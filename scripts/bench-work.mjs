@@ -25,7 +25,7 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile, runMigra
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import pg from "pg"
-import { admin, int, urlFor } from "./lib/bench.mjs"
+import { admin, int, startProfile, urlFor } from "./lib/bench.mjs"
 
 const ITEMS = int("BENCH_ITEMS", 5000)
 const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 300)
@@ -209,9 +209,12 @@ const measure = async (system, url, concurrency) => {
   await vacuum(url)
   current = new Recorder(ITEMS)
   const cpu0 = process.cpuUsage()
+  // BENCH_PROFILE=<file>: CPU-profile our engine's 1-fiber drain (start-up included).
+  const stopProfile = await startProfile(system === ours && concurrency === 1 ? process.env.BENCH_PROFILE : undefined)
   const stop = await system.start(url, concurrency)
   try {
     await withTimeout(current.done, PHASE_TIMEOUT_MS, `${system.name} x${concurrency} throughput`)
+    await stopProfile()
     const rate = current.rate()
     const used = process.cpuUsage(cpu0)
     // This process's CPU (user + system) per item while draining: the cost of the worker itself.
