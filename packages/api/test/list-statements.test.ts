@@ -63,6 +63,19 @@ describe("list statements", () => {
         expect(figures).toEqual(Object.fromEntries(lists.map((path) => [path, 2])))
       }))
 
+    it.effect("GET /installation is two statements too: the credential lookup, then the decision with the row", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedServiceKey("installation-counter")
+        yield* bindInstallationAdmin(admin.principalId)
+        expectData(yield* send(baseUrl, "GET", "/installation", admin.headers), 200)
+        const { result, statements } = yield* counted(send(baseUrl, "GET", "/installation", admin.headers))
+        expect(expectData(result, 200).capabilities).toBeDefined()
+        expect(statements).toBe(2)
+        const stranger = yield* seedServiceKey("installation-stranger")
+        expectError(yield* send(baseUrl, "GET", "/installation", stranger.headers), 403, "FORBIDDEN")
+      }))
+
     it.effect("a list in an absent Namespace or of an absent Agent is still 404, in the same two statements", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

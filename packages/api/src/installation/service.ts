@@ -7,15 +7,23 @@ import { InstallationConfiguration } from "@svc/core/config"
 import { detectConfinement } from "@svc/core/drivers/compute"
 import { InstallationRepo } from "@svc/core/db"
 import { Installation } from "@svc/core/iam"
-import { Effect, Option } from "effect"
+import { SqlClient } from "@effect/sql"
+import { NotFound } from "@svc/core/errors"
+import { Effect } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages } from "../auth/gatedPage.js"
 import { backendsOf, capabilitiesOf, diagnosticsOf } from "./capabilities.js"
+
+/** The Installation row is never "missing": a read before bootstrap answers without an id. */
+const never = () => new NotFound({ message: "The Installation does not exist." })
 
 /** Needs the InstallationConfiguration (each main.ts provides it). */
 export class InstallationService extends Effect.Service<InstallationService>()("@svc/api/Installation", {
   effect: Effect.gen(function* () {
     const repo = yield* InstallationRepo
     const { authorize } = yield* Authorization
+    const reads = yield* GatedPages
+    const TRUE = (yield* SqlClient.SqlClient)`TRUE`
     const config = yield* InstallationConfiguration
     const capabilities = capabilitiesOf(config)
     const backends = backendsOf(config)
@@ -26,10 +34,10 @@ export class InstallationService extends Effect.Service<InstallationService>()("
     )
 
     const get = Effect.fn("Installation.get")(function* () {
-      yield* authorize("installation:read", Installation)
-      const id = yield* repo.current.pipe(Effect.orDie)
+      // The decision and the row in one statement (issue 11): the same checks, one round trip.
+      const rows = yield* reads.page({ gates: [{ permission: "installation:read", resource: Installation }], parentLive: TRUE, missing: never, page: repo.currentQuery })
       return {
-        ...Option.match(id, { onNone: () => ({}), onSome: (value) => ({ id: value }) }),
+        ...(rows[0] === undefined ? {} : { id: rows[0].id }),
         capabilities,
         ...(diagnostics === undefined ? {} : { diagnostics })
       }
@@ -42,5 +50,5 @@ export class InstallationService extends Effect.Service<InstallationService>()("
 
     return { get, backends: listBackends }
   }),
-  dependencies: [InstallationRepo.Default, Authorization.Default]
+  dependencies: [InstallationRepo.Default, Authorization.Default, GatedPages.Default]
 }) {}

@@ -5,6 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { pageQuery } from "../pageQuery.js"
 import { InstallationId } from "../../schema/ids.js"
 
 const IdRow = Schema.Struct({ id: InstallationId })
@@ -30,6 +31,8 @@ export class InstallationRepo extends Effect.Service<InstallationRepo>()("@svc/c
     })
 
     return {
+      /** `current` as a query, for a statement that also authorizes the read (`GatedPages`). */
+      currentQuery: pageQuery(IdRow, sql`SELECT id FROM installation`),
       /** The Installation's id; None before bootstrap. */
       current: current(undefined).pipe(Effect.map(Option.map((row) => row.id))),
       insert: (id: InstallationId) => insert(id).pipe(Effect.map(Option.isSome))
