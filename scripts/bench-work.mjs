@@ -44,6 +44,14 @@ const hardStop = setTimeout(
 )
 hardStop.unref()
 
+/** Every statement any pg client of this process sends. */
+const statements = { count: 0 }
+const pgQuery = pg.Client.prototype.query
+pg.Client.prototype.query = function (...args) {
+  statements.count++
+  return pgQuery.apply(this, args)
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const withTimeout = (promise, ms, what) => {
@@ -210,11 +218,14 @@ const measure = async (system, url, concurrency) => {
   current = new Recorder(ITEMS)
   const cpu0 = process.cpuUsage()
   // BENCH_PROFILE=<file>: CPU-profile our engine's 1-fiber drain (start-up included).
-  const stopProfile = await startProfile(system === ours && concurrency === 1 ? process.env.BENCH_PROFILE : undefined)
+  const stopProfile = await startProfile(system.name === (process.env.BENCH_PROFILE_SYSTEM ?? ours.name) && concurrency === 1 ? process.env.BENCH_PROFILE : undefined)
+  // Statements both systems send while draining (both use this process's `pg`).
+  const statementsBefore = statements.count
   const stop = await system.start(url, concurrency)
   try {
     await withTimeout(current.done, PHASE_TIMEOUT_MS, `${system.name} x${concurrency} throughput`)
     await stopProfile()
+    const perItem = (statements.count - statementsBefore) / ITEMS
     const rate = current.rate()
     const used = process.cpuUsage(cpu0)
     // This process's CPU (user + system) per item while draining: the cost of the worker itself.
@@ -228,7 +239,7 @@ const measure = async (system, url, concurrency) => {
       await sleep(LATENCY_GAP_MS)
     }
     await withTimeout(current.done, PHASE_TIMEOUT_MS, `${system.name} x${concurrency} latency`)
-    const result = { rate, cpu, p50: current.percentile(0.5), p99: current.percentile(0.99) }
+    const result = { rate, cpu, perItem, p50: current.percentile(0.5), p99: current.percentile(0.99) }
     await sleep(200)
     return result
   } finally {
@@ -282,8 +293,8 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; throughput: ${ITEMS} no-op items; ` +
       `claim latency: ${LATENCY_ITEMS} items ${LATENCY_GAP_MS} ms apart on idle workers`,
     "",
-    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | statements/item ours / graphile |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const concurrency of CONCURRENCIES) {
     const a = results.find((r) => r.key === "ours" && r.concurrency === concurrency)
@@ -291,7 +302,8 @@ const main = async () => {
     lines.push(
       `| ${concurrency} | ${fmt(a.rate, 0)} | ${fmt(b.rate, 0)} | ${fmt(a.rate / b.rate, 2)} | ` +
         `${fmt(a.p50, 1)} / ${fmt(a.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
-        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} |`
+        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} | ` +
+        `${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
     )
   }
   console.log(lines.join("\n"))
