@@ -55,7 +55,7 @@ export const authenticate: Effect.Effect<
       Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." }))
     )
   ),
-  Effect.withSpan("Auth.authenticate")
+  Effect.withSpan("Auth.authenticate", { captureStackTrace: false })
 )
 
 export const AuthenticationLive = Layer.effect(

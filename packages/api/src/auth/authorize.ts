@@ -60,7 +60,7 @@ export const authorize = (
         Effect.fail(new DependencyUnavailable({ message: "Authorization is unavailable; retry later." }))
       )
     ),
-    Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind } })
+    Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind }, captureStackTrace: false })
   )
 
 /**

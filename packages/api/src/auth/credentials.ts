@@ -51,7 +51,7 @@ export const resolveServiceKey = (
       namespaceId: row.principal_namespace,
       credential: { _tag: "ServiceKey", keyId: row.id }
     } satisfies Caller)
-  }).pipe(Effect.withSpan("Auth.resolveServiceKey"))
+  }).pipe(Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false }))
 
 /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
 export const resolveSession = (
@@ -79,4 +79,4 @@ export const resolveSession = (
       namespaceId: null,
       credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
     } satisfies Caller)
-  }).pipe(Effect.withSpan("Auth.resolveSession"))
+  }).pipe(Effect.withSpan("Auth.resolveSession", { captureStackTrace: false }))

@@ -92,7 +92,7 @@ export class GatedPages extends Effect.Service<GatedPages>()("@svc/api/GatedPage
         }
         if (!rows[0]!.svc_live) return yield* Effect.fail(request.missing())
         return yield* request.page.decode(rows.filter((row) => row.id !== null)).pipe(Effect.orDie)
-      }).pipe(Effect.withSpan("GatedPages.page"))
+      }).pipe(Effect.withSpan("GatedPages.page", { captureStackTrace: false }))
 
     return { page }
   }),

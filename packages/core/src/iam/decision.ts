@@ -42,7 +42,7 @@ export const decide = (
     const row = rows[0]!
     if (row.restricted) return { _tag: "Denied", reason: "restricted" } as const
     return row.granted ? allowed : ({ _tag: "Denied", reason: "no-grant" } as const)
-  }).pipe(Effect.withSpan("Iam.decide", { attributes: { permission, resourceKind: resource.kind } }))
+  }).pipe(Effect.withSpan("Iam.decide", { attributes: { permission, resourceKind: resource.kind }, captureStackTrace: false }))
 
 /**
  * A SQL condition selecting the rows of a list that `caller` may see with `permission`, for one
