@@ -65,7 +65,7 @@ describe("the console on a real service", () => {
           await page.locator("[data-state=empty]").waitFor()
         })
 
-        // A Secret and a Configuration, through their minimal forms.
+        // A Secret and a Configuration, through the forms the Agent flow links to.
         yield* step("secret", async () => {
           await page.getByRole("link", { name: "New Secret" }).click()
           await page.getByLabel("Name", { exact: true }).fill("model-key")
@@ -75,7 +75,7 @@ describe("the console on a real service", () => {
         })
         yield* step("configuration", async () => {
           await page.goto(`${baseUrl}/console/ns/${ns}/configurations/new`)
-          await page.getByLabel("Values (JSON)").fill(JSON.stringify(fakeModelValues(fake)))
+          await page.getByLabel("Document (values, secretBindings)").fill(JSON.stringify({ values: fakeModelValues(fake) }))
           await page.getByRole("button", { name: "Create Configuration" }).click()
           await page.waitForURL(`${baseUrl}/console/ns/${ns}/agents/new`)
         })

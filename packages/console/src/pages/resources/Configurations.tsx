@@ -18,7 +18,8 @@ const NEW_DOCUMENT = `{\n  "values": {}\n}`
 /** The editor holds `{ values, secretBindings? }`; the body's pointers (`/values/...`) match it. */
 export const documentOf = (text: string) => parseJson(text, "") as { values: unknown; secretBindings?: unknown }
 
-const CreateConfiguration = ({ ns }: { ns: string }) => {
+/** The create form, here and on the Agent flow's `/configurations/new` page (`onCreated` goes on from there). */
+export const CreateConfiguration = ({ ns, onCreated }: { ns: string; onCreated?: () => void }) => {
   const create = useCreateConfigurationDocument(ns)
   const [text, setText] = useState(NEW_DOCUMENT)
   const [local, setLocal] = useState<unknown>(null)
@@ -26,7 +27,7 @@ const CreateConfiguration = ({ ns }: { ns: string }) => {
     event.preventDefault()
     setLocal(null)
     try {
-      create.mutate(documentOf(text), { onSuccess: () => setText(NEW_DOCUMENT) })
+      create.mutate(documentOf(text), { onSuccess: () => (onCreated === undefined ? setText(NEW_DOCUMENT) : onCreated()) })
     } catch (error) {
       setLocal(error)
     }

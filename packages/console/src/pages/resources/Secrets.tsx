@@ -26,13 +26,14 @@ const ValueField = ({ field, label }: { field: RefObject<HTMLInputElement | null
   <label>{label}<input ref={field} name="secret-value" type="password" autoComplete="off" required /></label>
 )
 
-const CreateSecret = ({ ns }: { ns: string }) => {
+/** The create form, here and on the Agent flow's `/secrets/new` page (`onCreated` goes on from there). */
+export const CreateSecret = ({ ns, onCreated }: { ns: string; onCreated?: () => void }) => {
   const field = useRef<HTMLInputElement>(null)
   const create = useCreateSecretWithValue(ns, taker(field))
   const [name, setName] = useState("")
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    create.mutate(name, { onSuccess: () => setName("") })
+    create.mutate(name, { onSuccess: () => (onCreated === undefined ? setName("") : onCreated()) })
   }
   return (
     <form className="form inline card" onSubmit={submit} aria-label="Create a Secret">
