@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Duration, Effect, Ref, Schema } from "effect"
+import { SvcMetrics } from "@svc/core/observability"
+import { Deferred, Duration, Effect, Metric, Ref, Schema } from "effect"
 import {
   backoffCeiling,
   enqueue,
@@ -150,6 +151,9 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("retries, de
         lastAttempt: { code: WorkCodes.DEADLINE_EXCEEDED, message: WorkMessages.DEADLINE_EXCEEDED }
       })
       expect(yield* Ref.get(calls)).toBe(0)
+      // The reaper's transition is counted like an attempt's.
+      const failed = Metric.tagged(Metric.tagged(SvcMetrics.workTransitions, "kind", "retry.late"), "to", "failed")
+      expect((yield* Metric.value(failed)).count).toBe(1)
     }))
 
   it.scoped("a defect is recorded as INTERNAL_ERROR with a fixed message; the native text is only logged", () =>

@@ -2,6 +2,7 @@ import type { SqlClient, Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Option, Schema } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
+import { recordReaped } from "./metrics.js"
 
 /** An item this worker holds the lease of. `(workerId, attempt)` is the fencing token. */
 export interface ClaimedItem {
@@ -142,8 +143,8 @@ export const makeLeases = (
           THEN ${WorkMessages.DEADLINE_EXCEEDED} ELSE ${WorkMessages.LEASE_EXPIRED} END,
         updated_at = now()
     FROM expired WHERE w.id = expired.id
-    RETURNING w.id
-  `.pipe(Effect.map((rows) => rows.length))
+    RETURNING w.kind, w.state
+  `.pipe(Effect.tap(recordReaped), Effect.map((rows) => rows.length))
 
   const failPastDeadline = sql`
     WITH late AS (
@@ -158,8 +159,8 @@ export const makeLeases = (
         last_attempt_message = ${WorkMessages.DEADLINE_EXCEEDED},
         updated_at = now()
     FROM late WHERE w.id = late.id
-    RETURNING w.id
-  `.pipe(Effect.map((rows) => rows.length))
+    RETURNING w.kind, w.state
+  `.pipe(Effect.tap(recordReaped), Effect.map((rows) => rows.length))
 
   const nextDueIn = (kinds: ReadonlyArray<string>) =>
     sql<{ readonly ms: number | null }>`

@@ -45,3 +45,7 @@ export const recordClaim = (item: ClaimedItem): Effect.Effect<void> =>
 /** An outcome this worker recorded; a fenced one (lease lost) changed nothing. */
 export const recordOutcome = (kind: string, recorded: Recorded | null): Effect.Effect<void> =>
   recorded === null || recorded._tag === "Fenced" ? Effect.void : transition(kind, recorded.state)
+
+/** Items the reaper moved (an expired lease back to `queued`, or to `failed` past the deadline). */
+export const recordReaped = (rows: ReadonlyArray<{ readonly kind?: unknown; readonly state?: unknown }>): Effect.Effect<void> =>
+  Effect.forEach(rows, (row) => transition(String(row.kind), String(row.state)), { discard: true })
