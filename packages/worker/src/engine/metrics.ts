@@ -4,7 +4,7 @@
  * small fixed set, so they are safe labels.
  */
 import { SvcMetrics } from "@svc/core/observability"
-import { Effect, Metric } from "effect"
+import { Effect, Metric, MetricLabel } from "effect"
 import type { ClaimedItem } from "./leases.js"
 import type { Recorded } from "./outcomes.js"
 
@@ -24,11 +24,13 @@ const memo = <A>(make: (label: string) => A) => {
   }
 }
 
+// One label array per metric (not chained `Metric.tagged`, which merges arrays on every update):
+// Effect caches a metric's registry hook by the identity of that array (see httpMetrics.ts).
 const transitions = memo((kindTo) => {
   const [kind, to] = kindTo.split("\u0000") as [string, string]
-  return Metric.tagged(Metric.tagged(SvcMetrics.workTransitions, "kind", kind), "to", to)
+  return Metric.taggedWithLabels(SvcMetrics.workTransitions, [MetricLabel.make("kind", kind), MetricLabel.make("to", to)])
 })
-const claimLatency = memo((kind) => Metric.tagged(SvcMetrics.workClaimLatency, "kind", kind))
+const claimLatency = memo((kind) => Metric.taggedWithLabels(SvcMetrics.workClaimLatency, [MetricLabel.make("kind", kind)]))
 
 const transition = (kind: string, to: string) => Metric.increment(transitions(`${kind}\u0000${to}`))
 
