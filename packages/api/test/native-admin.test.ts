@@ -9,7 +9,8 @@ import { AuthSettings, clearSessionCookie, setSessionCookie } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
 import { AgentId, RoleId } from "@svc/core/schema"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { NATIVE_ADMIN_ROUTE, SvcMetrics } from "@svc/core/observability"
+import { Effect, Metric, MetricLabel } from "effect"
 import { WebSocket } from "ws"
 import { bindInstallationAdmin, bindRole, createAccount, createNamespaceRow, createServicePrincipal, insertServiceKey, PASSWORD, signedInSession } from "../../../testing/identity.js"
 import { REQUEST_ID, TestServer } from "../../../testing/server.js"
@@ -175,6 +176,11 @@ describe("native admin: Agent hosts", () => {
         const recorder = yield* Recorder
         const before = recorder.requests.length
         const get = (headers: Record<string, string> = {}, host = f.host) => hostRequest(f.baseUrl, { host, headers })
+        // Agent-host requests are counted under their own route label, never `unmatched`.
+        const refusedByAuth = Metric.taggedWithLabels(SvcMetrics.httpRequests, [
+          MetricLabel.make("method", "GET"), MetricLabel.make("route", NATIVE_ADMIN_ROUTE), MetricLabel.make("status", "401")
+        ])
+        const countedBefore = (yield* Metric.value(refusedByAuth)).count
 
         expectEnvelope(yield* get(), 401, "UNAUTHENTICATED")
         expectEnvelope(yield* get({ cookie: "svc_shared.session_token=svcs_forged" }), 401, "UNAUTHENTICATED")
@@ -188,6 +194,7 @@ describe("native admin: Agent hosts", () => {
         expectEnvelope(keyed, 401, "UNAUTHENTICATED")
         expect(keyed.body.error.message).toBe("Keys cannot open the native admin UI.")
         expectEnvelope(yield* get({ "x-api-key": key, cookie: sharedCookie(f.token) }), 401, "UNAUTHENTICATED")
+        expect((yield* Metric.value(refusedByAuth)).count - countedBefore).toBe(5)
 
         // A human who may read and operate the Agent, but not administer it: 403 (audited).
         const editor = yield* createAccount("editor@example.test")

@@ -8,6 +8,7 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import type { SqlClient } from "@effect/sql"
 import { agentHostLabel, type NativeAdminConfig } from "@svc/core/config"
 import type { ComputeDriver } from "@svc/core/drivers/compute"
+import { NATIVE_ADMIN_ROUTE, ROUTE_ATTRIBUTE } from "@svc/core/observability"
 import { CurrentRequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import type { AuthSettings } from "../auth/settings.js"
@@ -55,6 +56,11 @@ export const nativeAdminDispatch = (config: NativeAdminConfig) =>
     <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const label = agentHostLabel(request.headers["host"] ?? "", config.agentHostSuffix)
-        return label === undefined ? app : Effect.provide(serveNativeHost(request, label), context)
+        if (label === undefined) return app
+        // No API route matches an Agent host's paths: label its requests as such, not `unmatched`.
+        return Effect.zipRight(
+          Effect.annotateCurrentSpan(ROUTE_ATTRIBUTE, NATIVE_ADMIN_ROUTE),
+          Effect.provide(serveNativeHost(request, label), context)
+        )
       })
   )

@@ -26,7 +26,7 @@ export {
 } from "./scrub.js"
 export { tracesUrl, tracingLayer, type TracingOptions } from "./tracing.js"
 export * as SvcMetrics from "./metrics/instruments.js"
-export { makeHttpMetrics, routeTemplate, UNMATCHED_ROUTE } from "./metrics/httpMetrics.js"
+export { makeHttpMetrics, NATIVE_ADMIN_ROUTE, ROUTE_ATTRIBUTE, routeTemplate, UNMATCHED_ROUTE } from "./metrics/httpMetrics.js"
 export { metricsUrl, otlpMetricsLayer, type OtlpMetricsOptions } from "./metrics/otlp.js"
 export {
   METRICS_PATH,

@@ -7,15 +7,18 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Exit, Metric, MetricLabel, Option, Tracer } from "effect"
 import { httpRequestDuration, httpRequests } from "./instruments.js"
 
-/** The label of requests no route matched (404, 405, bad targets, native admin dispatch). */
+/** The label of requests no route matched (404, 405, bad targets). */
 export const UNMATCHED_ROUTE = "unmatched"
+
+/** The label of requests to an Agent host (native admin, SPEC 5.8), whatever their path. */
+export const NATIVE_ADMIN_ROUTE = "native-admin"
 
 /**
  * The platform router writes the matched route's path (`/a/:id`) to the request span as
  * `http.route`; it is the only place that knows which route matched, and reading it back costs a
  * map lookup. The server's request span exists whether or not traces are exported.
  */
-const ROUTE_ATTRIBUTE = "http.route"
+export const ROUTE_ATTRIBUTE = "http.route"
 
 /** `/a/:id/b` -> `/a/{id}/b`, the OpenAPI spelling. */
 export const routeTemplate = (path: string): string => path.replace(/:([^/]+)/g, "{$1}")
