@@ -19,6 +19,7 @@ import { AgentAdmission, type Draft, harnessSecretId } from "./admission.js"
 import { agentFieldsOf, suppliedSettings, withoutUndefined } from "./draft.js"
 import { agentRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
+import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 import { toAgent } from "./views.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 
@@ -42,6 +43,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
     const admission = yield* AgentAdmission
+    const serviceAccountBinding = yield* ServiceAccountBinding
 
     const create = Effect.fn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
       const caller = yield* CurrentCaller
@@ -110,6 +112,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
           plugins: body.plugins
         }
         yield* admission.admitDraft(namespaceId, draft)
+        yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, draft.backendId)
         const row = yield* repo.updateDraft({
           id: agentId,
           configuration_id: draft.configurationId,
@@ -187,6 +190,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     AuditLog.Default,
     Authorization.Default,
     NamespaceGuard.Default,
-    AgentAdmission.Default
+    AgentAdmission.Default,
+    ServiceAccountBinding.Default
   ]
 }) {}

@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type ModelVendorAdmin, startModelVendorAdmin } from "../../../../testing/modelVendorAdmin.js"
-import { apiTestLayer, type Headers, send } from "./iamServer.js"
+import { apiTestLayer, expectData, type Headers, seedNamespace, send } from "./iamServer.js"
 
 export const WORKSPACE_ID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 export const ADMIN_KEY = "vendor-admin-key-0123456789"
@@ -76,3 +76,21 @@ export const roleWith = (namespaceId: string, ...permissions: ReadonlyArray<stri
     `
     return id
   })
+
+/** A Namespace with an agent Configuration, a ready managed account and one without a credential. */
+export const world = (baseUrl: string, admin: Headers, name: string) =>
+  Effect.gen(function* () {
+    const ns = yield* seedNamespace(name)
+    const configuration = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/configurations`, admin, { kind: "agent", values: {} }), 201)
+    const ready = expectData(yield* createAccount(baseUrl, admin, ns, "ready"), 201)
+    expectData(yield* issue(baseUrl, admin, ns, ready.id), 201)
+    const bare = expectData(yield* createAccount(baseUrl, admin, ns, "bare"), 201)
+    const agents = (headers: Headers, body: Record<string, unknown>) =>
+      send(baseUrl, "POST", `/namespaces/${ns}/agents`, headers, { name: "bot", configurationId: configuration.id, ...body })
+    return { ns, configurationId: configuration.id as string, ready: ready.id as string, bare: bare.id as string, agents }
+  })
+
+export const binding = (serviceAccountId: string) => ({ method: "provider_service_account", serviceAccountId })
+export const dedicated = (serviceAccountId: string) =>
+  ({ executionMode: "dedicated", backendId: "accounts-main", harnessAuth: binding(serviceAccountId) })
+
