@@ -4,8 +4,8 @@ import { SecretDriver } from "@svc/core/drivers/secret"
 import { ServiceAccountId } from "@svc/core/schema"
 import { Effect, Redacted } from "effect"
 import * as fs from "node:fs"
-import { TestServer } from "../../../testing/server.js"
-import { auditKinds, expectData, expectError, seedAdmin, seedNamespace, send, TIMESTAMP } from "./support/iamServer.js"
+import { LogCapture, TestServer } from "../../../testing/server.js"
+import { auditKinds, expectData, expectError, type Result, seedAdmin, seedNamespace, send, TIMESTAMP } from "./support/iamServer.js"
 import { accountsPath, ADMIN_KEY, createAccount, issue, managedApiLayer, Vendor, WORKSPACE_ID } from "./support/serviceAccountWorld.js"
 
 const rows = (id: string) =>
@@ -203,6 +203,45 @@ describe("service accounts with the model_accounts Backend (SPEC 4.5, DESIGN §1
         const back = expectData(yield* createAccount(baseUrl, admin.headers, ns, "after-restart"), 201)
         expect(vendor.accounts().filter((a) => a.name === `after-restart-${back.id}`)).toHaveLength(1)
       }))
+
+    // --- secrets scan (issue 13): the issued token and the admin key appear nowhere we keep or send ---
+    it.effect("secrets scan: no response, log line, audit row or stored row holds the token or the admin key", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const vendor = yield* Vendor
+        const admin = yield* seedAdmin("sa-scan@example.com")
+        const ns = yield* seedNamespace("sa-scan")
+        const responses: Array<Result> = []
+        const created = yield* createAccount(baseUrl, admin.headers, ns, "scan")
+        responses.push(created)
+        const id = expectData(created, 201).id
+        responses.push(yield* issue(baseUrl, admin.headers, ns, id))
+        responses.push(yield* issue(baseUrl, admin.headers, ns, id))
+        vendor.failNext("create-account", { kind: "status", status: 401, code: "invalid_api_key" })
+        responses.push(yield* createAccount(baseUrl, admin.headers, ns, "scan-refused"))
+        responses.push(yield* send(baseUrl, "GET", accountsPath(ns), admin.headers))
+        responses.push(yield* send(baseUrl, "GET", `${accountsPath(ns)}/${id}`, admin.headers))
+        const tokens = vendor.credentials().map((c) => c.access_token)
+        expect(tokens.length).toBeGreaterThan(0)
+        const logs = yield* LogCapture
+        const sql = yield* SqlClient.SqlClient
+        const audit = yield* sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM audit_events a`
+        const stored = yield* sql<{ row: string }>`
+          SELECT row_to_json(a)::text AS row FROM service_accounts a
+          UNION ALL SELECT (to_jsonb(c) || jsonb_build_object('bytes', encode(c.ciphertext, 'escape')))::text FROM service_account_credentials c
+        `
+        const haystacks = [
+          ...responses.map((r) => r.text),
+          ...logs.entries.map((entry) => JSON.stringify(entry)),
+          ...audit.map((a) => a.row),
+          ...stored.map((r) => r.row)
+        ]
+        expect(stored.length).toBeGreaterThan(1)
+        for (const value of [...tokens, ADMIN_KEY]) {
+          for (const haystack of haystacks) expect(haystack.includes(value), haystack.slice(0, 200)).toBe(false)
+        }
+      }))
+    // --- end secrets scan ---
 
     it.effect("GET /installation and GET /backends reflect the selection and call no upstream", () =>
       Effect.gen(function* () {

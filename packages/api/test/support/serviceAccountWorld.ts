@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type ModelVendorAdmin, startModelVendorAdmin } from "../../../../testing/modelVendorAdmin.js"
+import { LogCapture } from "../../../../testing/server.js"
 import { apiTestLayer, expectData, type Headers, seedNamespace, send } from "./iamServer.js"
 
 export const WORKSPACE_ID = "0f8fad5b-d9cb-469f-a165-70867728950e"
@@ -52,7 +53,7 @@ export const managedApiLayer = (compute: "local" | "kubernetes" = "local") => {
   const driver = Layer.unwrapEffect(Effect.map(Vendor, (v) =>
     selectServiceAccountDriver(installation, new Map([[MODEL_VENDOR_ADMIN_ORIGIN, v.origin]]), TEST_TIMEOUT_MS)
   ))
-  return apiTestLayer(installation).pipe(Layer.provide(driver), Layer.provideMerge(vendor))
+  return apiTestLayer(installation).pipe(Layer.provide(driver), Layer.provideMerge(vendor), Layer.provideMerge(LogCapture.layer))
 }
 
 export { ServiceAccountDriver }
