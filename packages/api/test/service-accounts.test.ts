@@ -143,6 +143,27 @@ describe("service accounts with the model_accounts Backend (SPEC 4.5, DESIGN §1
         expectData(yield* issue(baseUrl, admin.headers, ns, account.id), 201)
       }))
 
+    it.effect("an Idempotency-Key replays the create; concurrent issuances give one credential and one 409", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const vendor = yield* Vendor
+        const admin = yield* seedAdmin("sa-idempotent@example.com")
+        const ns = yield* seedNamespace("sa-idempotent")
+        const headers = { ...admin.headers, "idempotency-key": "create-sa-1" }
+        const first = yield* send(baseUrl, "POST", accountsPath(ns), headers, { name: "once" })
+        const again = yield* send(baseUrl, "POST", accountsPath(ns), headers, { name: "once" })
+        expect(again.status).toBe(201)
+        expect(again.headers.get("idempotent-replayed")).toBe("true")
+        expect(again.body.data).toEqual(expectData(first, 201))
+        expect(vendor.accounts().filter((a) => a.name.startsWith("once-"))).toHaveLength(1)
+
+        const id = first.body.data.id
+        vendor.failNext("issue-credential", { kind: "slow", delayMs: 300 })
+        const [a, b] = yield* Effect.all([issue(baseUrl, admin.headers, ns, id), issue(baseUrl, admin.headers, ns, id)], { concurrency: 2 })
+        expect([a.status, b.status].sort()).toEqual([201, 409])
+        expect(vendor.credentials().filter((c) => c.name === id)).toHaveLength(1)
+      }))
+
     it.effect("a lost create answer is adopted by name: never a second upstream account", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

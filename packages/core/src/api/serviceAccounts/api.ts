@@ -7,6 +7,7 @@ import { ErrorWire } from "../../errors/index.js"
 import { Envelope, NamespaceId, ServiceAccountId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication, JsonBody } from "../middleware.js"
+import { idempotent } from "../idempotency.js"
 import { PageParams } from "../iam/schemas.js"
 import { CreateServiceAccount, IssueCredential, ServiceAccount, SetNativeCredential } from "./schemas.js"
 
@@ -18,6 +19,7 @@ export const ServiceAccountList = Schema.Array(ServiceAccount)
 export const ServiceAccountsApi = HttpApiGroup.make("serviceAccounts")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/service-accounts")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateServiceAccount)
       .addSuccess(Envelope(ServiceAccount, "ServiceAccountResponse"), { status: 201 })
