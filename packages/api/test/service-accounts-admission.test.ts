@@ -31,6 +31,12 @@ describe("provider_service_account and direct_token admission with dedicated exe
         const patch = (headers: Headers, body: Record<string, unknown>) =>
           send(baseUrl, "PATCH", `/namespaces/${w.ns}/agents/${agent.id}`, headers, { configurationId: w.configurationId, ...body })
         expectError(yield* patch(admin.headers, { backendId: null }), 409, "RESOURCE_CONFLICT")
+        // A kept binding is not re-admitted by an unrelated update, even once its token expired...
+        yield* sql`UPDATE service_accounts SET credential_expires_at = now() - interval '1 minute' WHERE id = ${w.ready}`
+        expect(expectData(yield* patch(admin.headers, {}), 200).harnessAuth).toEqual(binding(w.ready))
+        // ...but binding an expired credential is refused.
+        expectError(yield* w.agents(admin.headers, { ...dedicated(w.ready), name: "late" }), 409, "RESOURCE_CONFLICT")
+        yield* sql`UPDATE service_accounts SET credential_expires_at = now() + interval '1 hour' WHERE id = ${w.ready}`
 
         // direct_token: a Secret the caller may operate; no managed account is created.
         const secret = expectData(yield* send(baseUrl, "POST", `/namespaces/${w.ns}/secrets`, admin.headers, { name: "token", value: "direct-token-value" }), 201)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { ServiceAccountId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createAccount as createHuman, signedInSession } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -84,6 +85,25 @@ describe("native service accounts: no ServiceAccount Driver (SPEC 4.5)", () => {
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ credential_kind: string | null }>`SELECT credential_kind FROM service_accounts WHERE id = ${a.id}`
         expect(row!.credential_kind).toBeNull()
+      }))
+
+    it.effect("a Backend-managed account left behind when the Driver is deselected: issuance and deletion answer 503 and change nothing", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("sa-orphaned@example.com")
+        const ns = yield* seedNamespace("sa-orphaned")
+        const sql = yield* SqlClient.SqlClient
+        const id = ServiceAccountId.make()
+        yield* sql`
+          INSERT INTO service_accounts (id, namespace_id, name, backend_id, upstream_name, upstream_account_id, state)
+          VALUES (${id}, ${ns}, 'managed', 'accounts-main', ${`managed-${id}`}, 'vsa_1', 'ready')
+        `
+        const snapshot = sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM service_accounts a WHERE id = ${id}`
+        const before = yield* snapshot
+        expectError(yield* issue(baseUrl, admin.headers, ns, id), 503, "DEPENDENCY_UNAVAILABLE")
+        expectError(yield* send(baseUrl, "DELETE", `${accountsPath(ns)}/${id}`, admin.headers), 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* snapshot).toEqual(before)
+        expect(expectData(yield* send(baseUrl, "GET", `${accountsPath(ns)}/${id}`, admin.headers), 200)).toMatchObject({ managed: true, state: "ready" })
       }))
 
     it.effect("create works while provisioning, refuses a failed or deleting Namespace, and rejects bad names", () =>

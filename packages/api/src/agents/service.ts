@@ -112,7 +112,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
           plugins: body.plugins
         }
         yield* admission.admitDraft(namespaceId, draft)
-        yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, draft.backendId)
+        yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, { before: current.backend_id, after: draft.backendId })
         const row = yield* repo.updateDraft({
           id: agentId,
           configuration_id: draft.configurationId,

@@ -46,19 +46,22 @@ export class ServiceAccountBinding extends Effect.Service<ServiceAccountBinding>
 
     /**
      * An update: replacing or clearing a saved account binding needs `read` on the saved account
-     * (the new one is admitted with the draft); a Backend change under a kept binding must still
-     * match the account.
+     * (the new one is admitted with the draft); a Backend change under a kept binding is
+     * admitted again, since it must still match the account.
      */
     const admitUpdate = (
       namespaceId: NamespaceId,
       saved: unknown,
       supplied: { readonly method: string } | null | undefined,
-      backendId: string | null
+      backend: { readonly before: string | null; readonly after: string | null }
     ) =>
       Effect.gen(function* () {
         const current = savedAccountOf(saved)
         if (current === undefined) return
-        if (supplied === undefined) return yield* admit(namespaceId, current, backendId)
+        if (supplied === undefined) {
+          if (backend.before !== backend.after) yield* admit(namespaceId, current, backend.after)
+          return
+        }
         if (accountOf(supplied) !== current) {
           yield* authorize("service_account:read", serviceAccountRef(namespaceId, current))
         }

@@ -127,14 +127,14 @@ export class ServiceAccountLifecycle extends Effect.Service<ServiceAccountLifecy
         if (referrer !== undefined) {
           return yield* new ResourceConflict({ message: `The service account is used by ${referrer}; remove the reference first.` })
         }
+        if (row.value.backend_id !== null && Option.isNone(selected)) return yield* noDriver()
         if (row.value.backend_id === null) {
           yield* repo.remove(serviceAccountId)
           yield* recordDeleted(caller.principalId, row.value)
         } else if (row.value.state !== "deleting") yield* repo.markDeleting(serviceAccountId)
         return row.value
       }))
-      if (row.backend_id === null) return
-      if (Option.isNone(selected)) return yield* noDriver()
+      if (row.backend_id === null || Option.isNone(selected)) return
       yield* removeManaged(selected.value, row)
       yield* inTransaction(Effect.zipRight(repo.remove(serviceAccountId), recordDeleted(caller.principalId, row)))
     })
