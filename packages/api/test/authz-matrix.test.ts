@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, ConfigurationId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServicePrincipalId, WorkId } from "@svc/core/schema"
+import { AgentId, ConfigurationId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -531,7 +531,53 @@ const routes: Record<string, RouteCase> = {
   "GET /namespaces/:namespaceId/audit": {
     prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/audit` }),
     expect: inNamespace(200)
-  }
+  },
+  // --- service accounts (issue 13; SPEC 4.5): no ServiceAccount Driver here, so accounts are native ---
+  ...((): Record<string, RouteCase> => {
+    const accountRow = (namespaceId: string) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const id = ServiceAccountId.make()
+        yield* sql`INSERT INTO service_accounts (id, namespace_id, name, state) VALUES (${id}, ${namespaceId}, ${`sa-${unique()}`}, 'ready')`
+        return `/namespaces/${namespaceId}/service-accounts/${id}`
+      })
+    /** A Secret named for the reference, and an account to set it on. */
+    const withSecret = (namespaceId: string) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const secret = yield* secretRow(namespaceId)
+        const [row] = yield* sql<{ name: string }>`SELECT name FROM secrets WHERE id = ${secret}`
+        return { path: `${yield* accountRow(namespaceId)}/credential`, body: { kind: "api_key", secretRef: { name: row!.name, key: "value" } } }
+      })
+    return {
+      "POST /namespaces/:namespaceId/service-accounts": {
+        prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/service-accounts`, body: { name: `sa-${unique()}` } }),
+        expect: inNamespace(201)
+      },
+      "GET /namespaces/:namespaceId/service-accounts": {
+        prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/service-accounts` }),
+        expect: inNamespace(200)
+      },
+      "GET /namespaces/:namespaceId/service-accounts/:serviceAccountId": {
+        prepare: (f) => Effect.map(accountRow(f.ns), (path) => ({ path })),
+        expect: inNamespace(200)
+      },
+      "POST /namespaces/:namespaceId/service-accounts/:serviceAccountId/credentials": {
+        // No ServiceAccount Driver: 503 once authorized.
+        prepare: (f) => Effect.map(accountRow(f.ns), (path) => ({ path: `${path}/credentials`, body: {} })),
+        expect: inNamespace(503)
+      },
+      "PATCH /namespaces/:namespaceId/service-accounts/:serviceAccountId/credential": {
+        prepare: (f) => withSecret(f.ns),
+        expect: inNamespace(200)
+      },
+      "DELETE /namespaces/:namespaceId/service-accounts/:serviceAccountId": {
+        prepare: (f) => Effect.map(accountRow(f.ns), (path) => ({ path })),
+        expect: inNamespace(204)
+      }
+    }
+  })()
+  // --- end service accounts ---
 }
 
 interface ProtectedRoute {

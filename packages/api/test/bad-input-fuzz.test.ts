@@ -314,7 +314,38 @@ describe("bad input on every tenancy and Agent create and update route", () => {
             fields: { requestId: "enum", name: "name", configuration: "object", executionMode: "enum" },
             required: ["requestId", "name"],
             snapshot: provisioning
-          }
+          },
+          // --- service accounts (issue 13) ---
+          ...(yield* Effect.gen(function* () {
+            const accounts = tableSnapshot((sql) => Effect.zipWith(
+              sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM service_accounts a ORDER BY id`,
+              audit(sql),
+              (a, b) => [...a, ...b]
+            ))
+            const account = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/service-accounts`, admin.headers, { name: "fuzz-account" }), 201)
+            const targets: ReadonlyArray<Target> = [
+              {
+                route: "POST /namespaces/:namespaceId/service-accounts",
+                method: "POST",
+                path: `/namespaces/${ns}/service-accounts`,
+                valid: { name: "fuzz-account" },
+                fields: { name: "name" },
+                required: ["name"],
+                snapshot: accounts
+              },
+              {
+                route: "PATCH /namespaces/:namespaceId/service-accounts/:serviceAccountId/credential",
+                method: "PATCH",
+                path: `/namespaces/${ns}/service-accounts/${account.id}/credential`,
+                valid: { kind: "api_key", secretRef: { name: "fuzz-secret", key: "value" } },
+                fields: { kind: "enum", secretRef: "object" },
+                required: ["kind", "secretRef"],
+                snapshot: accounts
+              }
+            ]
+            return targets
+          }))
+          // --- end service accounts ---
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
         const snapshot = (target: Target) => Runtime.runPromise(runtime)(target.snapshot)

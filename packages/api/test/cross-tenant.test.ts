@@ -16,7 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServicePrincipalId, WorkId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -65,7 +65,8 @@ const absentIds: Record<string, () => string> = {
   revisionId: () => RevisionId.make(),
   deploymentId: () => RevisionId.make(),
   name: () => "USER.md",
-  workId: () => WorkId.make()
+  workId: () => WorkId.make(),
+  serviceAccountId: () => ServiceAccountId.make() // service accounts (issue 13)
 }
 
 /** Every row of Namespace B, and of the Installation-wide tables B's resources live in. */
@@ -82,6 +83,7 @@ const snapshotOf = (ns: string) =>
       UNION ALL SELECT row_to_json(a)::text FROM agents a WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(v)::text FROM agent_revisions v WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(w)::text FROM agent_provisioning w WHERE namespace_id = ${ns}
+      UNION ALL SELECT row_to_json(sa)::text FROM service_accounts sa WHERE namespace_id = ${ns} -- service accounts (issue 13)
       UNION ALL SELECT count(*)::text FROM work_items WHERE key = ${ns} OR payload->>'namespaceId' = ${ns}
       ORDER BY 1
     `
@@ -139,7 +141,9 @@ describe("cross-tenant isolation", () => {
           revisionId: revision.id,
           deploymentId: revision.id,
           name: "USER.md",
-          workId: provisioning.id
+          workId: provisioning.id,
+          // service accounts (issue 13)
+          serviceAccountId: expectData(yield* asAdmin("POST", `/namespaces/${b}/service-accounts`, { name: "b-account" }), 201).id
         }
 
         // The callers of Namespace A, each an administrator there.
@@ -181,7 +185,12 @@ describe("cross-tenant isolation", () => {
             name: "planted",
             configuration: { kind: "agent", values: {}, secretBindings: { B_KEY: { source: { kind: "secret", namespaceId: b, id: secret.id } } } }
           },
-          "POST /namespaces/:namespaceId/agents/provision/:workId/retry": null
+          "POST /namespaces/:namespaceId/agents/provision/:workId/retry": null,
+          // --- service accounts (issue 13) ---
+          "POST /namespaces/:namespaceId/service-accounts": { name: "planted" },
+          "POST /namespaces/:namespaceId/service-accounts/:serviceAccountId/credentials": {},
+          "PATCH /namespaces/:namespaceId/service-accounts/:serviceAccountId/credential": { kind: "api_key", secretRef: { name: "b-secret", key: "value" } }
+          // --- end service accounts ---
         }
 
         const before = yield* snapshotOf(b)

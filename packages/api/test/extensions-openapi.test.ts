@@ -30,7 +30,10 @@ const IDEMPOTENT = [
   "post /iam/service-principals",
   "post /namespaces/{namespaceId}/iam/service-principals",
   "post /api/auth/accounts",
-  "post /api/auth/service-keys"
+  "post /api/auth/service-keys",
+  // --- service accounts (issue 13) ---
+  "post /namespaces/{namespaceId}/service-accounts"
+  // --- end service accounts ---
 ].sort()
 
 const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>

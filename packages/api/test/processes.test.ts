@@ -182,7 +182,17 @@ describe("configuration errors", () => {
     ["start", { SVC_ENV: "staging" }, /SVC_ENV/],
     ["api", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" }, /SVC_AUTH_SECRET/],
     // The Secret Driver has no key: the worker stops instead of sealing with a random one.
-    ["worker", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", SVC_AUTH_SECRET: "a".repeat(32) }, /SVC_SECRET_KEY/]
+    ["worker", { SVC_ENV: "production", DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", SVC_AUTH_SECRET: "a".repeat(32) }, /SVC_SECRET_KEY/],
+    // --- service accounts (issue 13): upstream overrides are for development only (DESIGN §11) ---
+    ["api", {
+      SVC_ENV: "production",
+      DATABASE_URL: "postgres://u:p@127.0.0.1:1/db",
+      SVC_AUTH_SECRET: "a".repeat(32),
+      SVC_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
+      SVC_BASE_URL: "https://svc.example.com",
+      SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.modelvendor.com": "http://127.0.0.1:9001" })
+    }, /SVC_DEV_UPSTREAMS: .*only allowed when SVC_ENV=development/]
+    // --- end service accounts ---
   ]
   for (const [command, env, pattern] of cases) {
     it(`svc ${command} with ${JSON.stringify(env)} exits 78 naming the variable`, async () => {

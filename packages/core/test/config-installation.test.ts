@@ -63,6 +63,9 @@ const fullDrivers = {
   credentialGateway: { id: "sandbox" }
 }
 
+/** Without the ServiceAccount Driver, which needs its model_accounts Backend. */
+const { serviceAccount: _serviceAccount, ...driversWithoutAccounts } = fullDrivers
+
 describe("Installation configuration", () => {
   it.effect("defaults to IAM builtin, Compute local, Secret builtin and no Backends without a file", () =>
     Effect.gen(function*() {
@@ -149,14 +152,69 @@ describe("Installation configuration", () => {
     expect(problems({ drivers: { ...fullDrivers, serviceAccount: { id: "other" } }, backends: [modelAccounts] })).toEqual([
       `backends[0].drivers.serviceAccount: must match the selected drivers.serviceAccount.id "other"`
     ])
-    expect(problems({ drivers: fullDrivers, backends: [codeHost, { ...codeHost, id: "code-2" }] })).toEqual([
+    expect(problems({ drivers: driversWithoutAccounts, backends: [codeHost, { ...codeHost, id: "code-2" }] })).toEqual([
       "backends[1].type: only one Backend of type code_host is supported (backends[0] has it)"
     ])
   })
 
+  // --- service accounts (model_accounts Backend, ServiceAccount Driver) ---
+  describe("model_accounts and the ServiceAccount Driver (SPEC 2.15)", () => {
+    const withModels = (backend: object, drivers: object = fullDrivers) => ({ drivers, backends: [backend] })
+    it("accepts the Backend with its selected Driver and defaults credentialTtlSeconds", () => {
+      const config = decoded(withModels(modelAccounts))
+      expect(config.backends).toEqual([{ ...modelAccounts, configuration: { ...modelAccounts.configuration, credentialTtlSeconds: 2592000 } }])
+      expect(decoded(withModels({ ...modelAccounts, configuration: { ...modelAccounts.configuration, credentialTtlSeconds: 1 } })).backends).toHaveLength(1)
+    })
+    it("rejects credentialTtlSeconds outside 1-2592000 and non-integers", () => {
+      for (const ttl of [0, 2592001, 1.5, -1]) {
+        expect(problems(withModels({ ...modelAccounts, configuration: { ...modelAccounts.configuration, credentialTtlSeconds: ttl } }))).toEqual([
+          "backends[0].configuration.credentialTtlSeconds: must be an integer between 1 and 2592000"
+        ])
+      }
+    })
+    it("rejects inline keys, upstream URLs and adminKeyPath, without quoting their values", () => {
+      for (const key of ["apiKey", "adminKey", "baseUrl", "endpoint", "url", "adminKeyPath"]) {
+        const lines = problems(withModels({ ...modelAccounts, configuration: { ...modelAccounts.configuration, [key]: "sk-admin-inline-secret" } }))
+        expect(lines).toEqual([
+          `backends[0].configuration.${key}: is unexpected, expected: "workspaceId" | "apiKeyPath" | "credentialTtlSeconds"`
+        ])
+        expect(lines.join("\n")).not.toContain("sk-admin-inline-secret")
+      }
+      expect(problems({ drivers: { ...fullDrivers, serviceAccount: { id: "model-accounts", baseUrl: "https://x" } }, backends: [modelAccounts] })).toEqual([
+        `drivers.serviceAccount.baseUrl: is unexpected, expected: "id"`
+      ])
+    })
+    it("requires apiKeyPath and workspaceId, and the serviceAccount member", () => {
+      expect(problems(withModels({ ...modelAccounts, configuration: {} }))).toEqual([
+        "backends[0].configuration.workspaceId: is missing",
+        "backends[0].configuration.apiKeyPath: is missing"
+      ])
+      expect(problems(withModels({ ...modelAccounts, drivers: {} }))).toEqual(["backends[0].drivers.serviceAccount: is missing"])
+      expect(problems(withModels({ ...modelAccounts, drivers: { serviceAccount: "model-accounts", repo: "codehost" } }))).toEqual([
+        `backends[0].drivers.repo: is unexpected, expected: "serviceAccount"`
+      ])
+    })
+    it("member Drivers must be the selected ones; a selected ServiceAccount Driver needs the Backend", () => {
+      const { serviceAccount: _omitted, ...withoutServiceAccount } = fullDrivers
+      expect(problems(withModels(modelAccounts, withoutServiceAccount))).toEqual([
+        `backends[0].drivers.serviceAccount: names the serviceAccount Driver "model-accounts", but drivers.serviceAccount is not selected`
+      ])
+      expect(problems({ drivers: fullDrivers, backends: [] })).toEqual([
+        "drivers.serviceAccount: needs a model_accounts Backend naming it (its upstream client and admin key come from that Backend)"
+      ])
+      expect(problems({ drivers: fullDrivers, backends: [modelAccounts, { ...modelAccounts, id: "models-2" }] })).toEqual([
+        "backends[1].type: only one Backend of type model_accounts is supported (backends[0] has it)"
+      ])
+      expect(problems({ drivers: fullDrivers, backends: [modelAccounts, { ...codeHost, id: "models" }] })).toEqual([
+        "backends[1].id: duplicates the id of backends[0]"
+      ])
+    })
+  })
+  // --- end service accounts ---
+
   it("enforces the sandbox gateway transport rules", () => {
     const withConfiguration = (configuration: object) => ({
-      drivers: fullDrivers,
+      drivers: driversWithoutAccounts,
       backends: [{ ...sandboxGateway, configuration }]
     })
     // Neither TLS nor bearer: the operator must acknowledge network-policy protection.

@@ -12,6 +12,7 @@ import { Authorization } from "../auth/authorize.js"
 import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
 import { secretRef } from "../secrets/policy.js"
+import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import type { ConfigurationId } from "@svc/core/schema"
 
@@ -42,6 +43,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const sql = yield* SqlClient.SqlClient
     const { authorize } = yield* Authorization
     const installation = yield* InstallationConfiguration
+    const serviceAccounts = yield* ServiceAccountBinding
 
     const configurationKind = SqlSchema.findOne({
       Request: Key,
@@ -93,7 +95,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
           return yield* new ResourceConflict({ message: "Harness authentication credential_source needs a Credential Gateway." })
         }
         if (auth.method === "provider_service_account") {
-          return yield* new NotFound({ message: "The service account does not exist in this Namespace." })
+          return yield* serviceAccounts.admit(namespaceId, auth.serviceAccountId, draft.backendId)
         }
         const secretId = harnessSecretId(auth)
         if (secretId !== undefined && (auth.method === "api_key" || auth.method === "direct_token")) {
@@ -127,5 +129,5 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
 
     return { admitDraft, admitLaunchSettings }
   }),
-  dependencies: [Authorization.Default]
+  dependencies: [Authorization.Default, ServiceAccountBinding.Default]
 }) {}

@@ -20,6 +20,7 @@ import { AgentAdmission, type Draft, harnessSecretId } from "./admission.js"
 import { agentFieldsOf, suppliedSettings, withoutUndefined } from "./draft.js"
 import { agentRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
+import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 import { toAgent } from "./views.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 
@@ -44,6 +45,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     const namespaces = yield* NamespaceGuard
     const admission = yield* AgentAdmission
     const pages = yield* GatedPages
+    const serviceAccountBinding = yield* ServiceAccountBinding
 
     const create = Effect.fn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
       const caller = yield* CurrentCaller
@@ -113,6 +115,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
           plugins: body.plugins
         }
         yield* admission.admitDraft(namespaceId, draft)
+        yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, { before: current.backend_id, after: draft.backendId })
         const row = yield* repo.updateDraft({
           id: agentId,
           configuration_id: draft.configurationId,
@@ -191,6 +194,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     Authorization.Default,
     NamespaceGuard.Default,
     AgentAdmission.Default,
-    GatedPages.Default
+    GatedPages.Default,
+    ServiceAccountBinding.Default
   ]
 }) {}

@@ -69,3 +69,4 @@ export {
   type InstallationConfigProblem,
   loadInstallationConfig
 } from "./installation/load.js"
+export { type DevUpstreams, DevUpstreamsConfig, parseDevUpstreams, upstreamOrigin } from "./devUpstreams.js"

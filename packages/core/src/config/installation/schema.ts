@@ -8,6 +8,7 @@ import { Backend, type BackendType } from "./backends.js"
 import { defaultDrivers, Drivers } from "./drivers.js"
 import { HttpsUrl, Identifier } from "./fields.js"
 import { NativeAdminConfig } from "./nativeAdmin.js"
+import { serviceAccountDriverIssues } from "./serviceAccountRules.js"
 
 /** OAuth 2 settings of one external sign-in provider (SPEC 5.1: `codehost`, `idprovider`). */
 export const OAuthProvider = Schema.Struct({
@@ -95,6 +96,7 @@ export const InstallationConfig = InstallationConfigFields.pipe(
         }
       }
     })
+    issues.push(...serviceAccountDriverIssues(config))
     return issues
   }),
   Schema.annotations({

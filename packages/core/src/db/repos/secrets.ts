@@ -145,6 +145,9 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
           UNION ALL
           SELECT 'revision ' || r.revision_id FROM agent_revision_secret_refs r JOIN agent_revisions v ON v.id = r.revision_id
             WHERE r.secret_id = ${k.id} AND v.namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'service account ' || sa.id FROM service_accounts sa
+            WHERE sa.credential_secret_id = ${k.id} AND sa.namespace_id = ${k.namespace_id}
           LIMIT 1
         `
       })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)

@@ -1,0 +1,5 @@
+export { ServiceAccountsApi } from "@svc/core/api"
+export { ServiceAccountsLive } from "./http.js"
+export { ServiceAccountLifecycle } from "./lifecycle.js"
+export { serviceAccountRef } from "./policy.js"
+export { ServiceAccounts } from "./service.js"

@@ -1,0 +1,217 @@
+/**
+ * The `service_accounts` table and its sealed credential records. Rows are decoded with their
+ * schema; the sealed columns are written here and read only by `sealedCredential` (for the
+ * worker's delivery), never by the API's reads.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { NamespaceId, SecretId, ServiceAccountId } from "../../schema/ids.js"
+import { AGENT_DEPLOY } from "../../tenancy/agents.js"
+import { SealedColumns } from "./secrets.js"
+
+export const ServiceAccountRow = Schema.Struct({
+  id: ServiceAccountId,
+  namespace_id: NamespaceId,
+  name: Schema.String,
+  backend_id: Schema.NullOr(Schema.String),
+  upstream_name: Schema.NullOr(Schema.String),
+  upstream_account_id: Schema.NullOr(Schema.String),
+  state: Schema.Literal("creating", "ready", "deleting"),
+  credential_kind: Schema.NullOr(Schema.Literal("api_key", "oauth_access_token", "access_token")),
+  credential_secret_id: Schema.NullOr(SecretId),
+  credential_secret_key: Schema.NullOr(Schema.String),
+  credential_upstream_id: Schema.NullOr(Schema.String),
+  credential_issued_at: Schema.NullOr(Schema.DateFromSelf),
+  credential_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type ServiceAccountRow = typeof ServiceAccountRow.Type
+
+const Key = Schema.Struct({ id: ServiceAccountId, namespace_id: NamespaceId })
+const Insert = Schema.Struct({
+  id: ServiceAccountId,
+  namespace_id: NamespaceId,
+  name: Schema.String,
+  backend_id: Schema.NullOr(Schema.String),
+  upstream_name: Schema.NullOr(Schema.String),
+  state: Schema.Literal("creating", "ready")
+})
+const Linked = Schema.Struct({ id: ServiceAccountId, upstream_account_id: Schema.String })
+const NativeReference = Schema.Struct({ id: ServiceAccountId, secret_id: SecretId, secret_key: Schema.String })
+const Issued = Schema.Struct({
+  id: ServiceAccountId,
+  credential_upstream_id: Schema.String,
+  expires_at: Schema.NullOr(Schema.DateFromSelf),
+  ...SealedColumns.fields
+})
+const Page = Schema.Struct({ namespace_id: NamespaceId, after: Schema.optional(Schema.String), limit: Schema.Int })
+
+export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("@svc/core/ServiceAccountsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(`a.id, a.namespace_id, a.name, a.backend_id, a.upstream_name, a.upstream_account_id, a.state,
+      a.credential_kind, a.credential_secret_id, a.credential_secret_key, a.credential_upstream_id, a.credential_issued_at,
+      a.credential_expires_at, a.created_at, a.updated_at`)
+
+    const insert = SqlSchema.single({
+      Request: Insert,
+      Result: ServiceAccountRow,
+      execute: (row) => sql`
+        INSERT INTO service_accounts AS a (id, namespace_id, name, backend_id, upstream_name, state)
+        VALUES (${row.id}, ${row.namespace_id}, ${row.name}, ${row.backend_id}, ${row.upstream_name}, ${row.state})
+        RETURNING ${columns}
+      `
+    })
+
+    /** The account of a live Namespace. */
+    const find = SqlSchema.findOne({
+      Request: Key,
+      Result: ServiceAccountRow,
+      execute: (key) => sql`
+        SELECT ${columns} FROM service_accounts a JOIN namespaces n ON n.id = a.namespace_id
+        WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} AND n.status <> 'deleted'
+      `
+    })
+
+    /** Locks the row FOR UPDATE for the caller's transaction (issuance, reference, deletion). */
+    const lock = SqlSchema.findOne({
+      Request: Key,
+      Result: ServiceAccountRow,
+      execute: (key) => sql`
+        SELECT ${columns} FROM service_accounts a WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} FOR UPDATE
+      `
+    })
+
+    /** Locks the row FOR KEY SHARE: an Agent admitted with it commits before a delete can look. */
+    const lockShared = SqlSchema.findOne({
+      Request: Key,
+      Result: ServiceAccountRow,
+      execute: (key) => sql`
+        SELECT ${columns} FROM service_accounts a WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} FOR KEY SHARE
+      `
+    })
+
+    const link = SqlSchema.single({
+      Request: Linked,
+      Result: ServiceAccountRow,
+      execute: (req) => sql`
+        UPDATE service_accounts a SET upstream_account_id = ${req.upstream_account_id}, state = 'ready', updated_at = now()
+        WHERE a.id = ${req.id} RETURNING ${columns}
+      `
+    })
+
+    const setNativeReference = SqlSchema.single({
+      Request: NativeReference,
+      Result: ServiceAccountRow,
+      execute: (req) => sql`
+        UPDATE service_accounts a SET credential_kind = 'api_key', credential_secret_id = ${req.secret_id},
+          credential_secret_key = ${req.secret_key}, credential_issued_at = now(), updated_at = now()
+        WHERE a.id = ${req.id} RETURNING ${columns}
+      `
+    })
+
+    const recordIssued = (req: typeof Issued.Type) =>
+      Effect.gen(function* () {
+        yield* sql`
+          INSERT INTO service_account_credentials (service_account_id, driver, key_id, nonce, ciphertext, tag)
+          VALUES (${req.id}, ${req.driver}, ${req.key_id}, ${req.nonce}, ${req.ciphertext}, ${req.tag})
+        `
+        return yield* SqlSchema.single({
+          Request: Issued,
+          Result: ServiceAccountRow,
+          execute: (r) => sql`
+            UPDATE service_accounts a SET credential_kind = 'access_token', credential_upstream_id = ${r.credential_upstream_id},
+              credential_issued_at = now(), credential_expires_at = ${r.expires_at}, updated_at = now()
+            WHERE a.id = ${r.id} RETURNING ${columns}
+          `
+        })(req)
+      })
+
+    const markDeleting = SqlSchema.void({
+      Request: ServiceAccountId,
+      execute: (id) => sql`UPDATE service_accounts SET state = 'deleting', updated_at = now() WHERE id = ${id}`
+    })
+
+    /** The sealed record goes first; the row keeps `credential_upstream_id` NULL from then on. */
+    const removeSealedCredential = SqlSchema.void({
+      Request: ServiceAccountId,
+      execute: (id) => sql`DELETE FROM service_account_credentials WHERE service_account_id = ${id}`
+    })
+
+    const forgetUpstreamCredential = SqlSchema.void({
+      Request: ServiceAccountId,
+      execute: (id) => sql`
+        UPDATE service_accounts SET credential_kind = NULL, credential_upstream_id = NULL, credential_issued_at = NULL,
+          credential_expires_at = NULL, updated_at = now()
+        WHERE id = ${id}
+      `
+    })
+
+    const remove = SqlSchema.void({ Request: ServiceAccountId, execute: (id) => sql`DELETE FROM service_accounts WHERE id = ${id}` })
+
+    /**
+     * What still uses the account, or undefined: an Agent draft, an Agent's active revision, or
+     * a revision whose deployment is queued or claimed (SPEC 4.5).
+     */
+    const referrer = (key: typeof Key.Type) =>
+      SqlSchema.findOne({
+        Request: Key,
+        Result: Schema.Struct({ referrer: Schema.String }),
+        execute: (k) => sql`
+          SELECT 'Agent ' || a.id AS referrer FROM agents a
+            WHERE a.namespace_id = ${k.namespace_id} AND a.settings -> 'harnessAuth' ->> 'serviceAccountId' = ${k.id}
+          UNION ALL
+          SELECT 'revision ' || v.id FROM agents a JOIN agent_revisions v ON v.id = a.active_revision_id
+            WHERE a.namespace_id = ${k.namespace_id} AND v.snapshot -> 'harness' -> 'auth' ->> 'serviceAccountId' = ${k.id}
+          UNION ALL
+          SELECT 'deployment ' || v.id FROM agent_revisions v
+            JOIN work_items w ON w.kind = ${AGENT_DEPLOY} AND w.key = v.id AND w.state IN ('queued', 'running')
+            WHERE v.namespace_id = ${k.namespace_id} AND v.snapshot -> 'harness' -> 'auth' ->> 'serviceAccountId' = ${k.id}
+          LIMIT 1
+        `
+      })(key).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, (r) => r.referrer))), Effect.orDie)
+
+    /** The Secret a native reference names, locked FOR KEY SHARE for the caller's transaction. */
+    const secretByName = SqlSchema.findOne({
+      Request: Schema.Struct({ namespace_id: NamespaceId, name: Schema.String }),
+      Result: Schema.Struct({ id: SecretId }),
+      execute: (req) => sql`
+        SELECT id FROM secrets WHERE namespace_id = ${req.namespace_id} AND name = ${req.name} FOR KEY SHARE
+      `
+    })
+
+    const page = (request: typeof Page.Type, visible: Statement.Fragment) =>
+      SqlSchema.findAll({
+        Request: Page,
+        Result: ServiceAccountRow,
+        execute: (req) => sql`
+          SELECT ${columns} FROM service_accounts a
+          WHERE a.namespace_id = ${req.namespace_id}
+            AND ${req.after === undefined ? sql`TRUE` : sql`a.id > ${req.after}`}
+            AND ${visible}
+          ORDER BY a.id
+          LIMIT ${req.limit}
+        `
+      })(request).pipe(Effect.orDie)
+
+    return {
+      insert: (row: typeof Insert.Type) => insert(row).pipe(Effect.orDie),
+      find: (key: typeof Key.Type) => find(key).pipe(Effect.orDie),
+      lock: (key: typeof Key.Type) => lock(key).pipe(Effect.orDie),
+      lockShared: (key: typeof Key.Type) => lockShared(key).pipe(Effect.orDie),
+      link: (req: typeof Linked.Type) => link(req).pipe(Effect.orDie),
+      setNativeReference: (req: typeof NativeReference.Type) => setNativeReference(req).pipe(Effect.orDie),
+      recordIssued: (req: typeof Issued.Type) => recordIssued(req).pipe(Effect.orDie),
+      markDeleting: (id: ServiceAccountId) => markDeleting(id).pipe(Effect.orDie),
+      removeSealedCredential: (id: ServiceAccountId) => removeSealedCredential(id).pipe(Effect.orDie),
+      forgetUpstreamCredential: (id: ServiceAccountId) => forgetUpstreamCredential(id).pipe(Effect.orDie),
+      remove: (id: ServiceAccountId) => remove(id).pipe(Effect.orDie),
+      secretByName: (req: { readonly namespace_id: NamespaceId; readonly name: string }) =>
+        secretByName(req).pipe(Effect.map(Option.map((row) => row.id)), Effect.orDie),
+      referrer,
+      page
+    }
+  })
+}) {}
