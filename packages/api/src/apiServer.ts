@@ -33,6 +33,7 @@ import { consoleDispatch } from "./console/index.js"
 import { listen, type ServerOptions } from "./server.js"
 import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
 import { AuditApiLive, AuditQueries } from "./audit/index.js"
+import { CredentialSources, CredentialSourcesLive } from "./credentialSources/index.js"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
@@ -64,7 +65,8 @@ const FeatureServicesLive = Layer.mergeAll(
   Sessions.Default,
   ExternalSignIn.Default,
   AuditQueries.Default,
-  Permissions.Default
+  Permissions.Default,
+  CredentialSources.Default
 )
 
 /**
@@ -73,7 +75,7 @@ const FeatureServicesLive = Layer.mergeAll(
  * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
  * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive, CredentialSourcesLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)

@@ -12,6 +12,7 @@ import { AgentsApi } from "./agents/api.js"
 import { PresetsApi } from "./presets/api.js"
 import { AuditApi } from "./audit/api.js"
 import { PermissionsApi } from "./permissions/api.js"
+import { CredentialSourcesApi } from "./credentialSources/api.js"
 import { withApiErrors } from "./apiErrors.js"
 import { documented } from "./documented.js"
 
@@ -27,4 +28,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(PresetsApi)
   .add(AgentsApi)
   .add(AuditApi)
-  .add(PermissionsApi))
+  .add(PermissionsApi)
+  .add(CredentialSourcesApi))

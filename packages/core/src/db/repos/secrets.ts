@@ -148,6 +148,9 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
           UNION ALL
           SELECT 'revision ' || r.revision_id FROM agent_revision_secret_refs r JOIN agent_revisions v ON v.id = r.revision_id
             WHERE r.secret_id = ${k.id} AND v.namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'credential source ' || r.source_id FROM credential_source_secret_refs r
+            WHERE r.secret_id = ${k.id}
           LIMIT 1
         `
       })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)
