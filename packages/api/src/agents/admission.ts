@@ -12,6 +12,8 @@ import { Authorization } from "../auth/authorize.js"
 import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
 import { secretRef } from "../secrets/policy.js"
+import { credentialSourceBinding } from "./credentialSourceBinding.js"
+import { CredentialSourcesRepo } from "@svc/core/db"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import type { ConfigurationId } from "@svc/core/schema"
 
@@ -42,6 +44,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const sql = yield* SqlClient.SqlClient
     const { authorize } = yield* Authorization
     const installation = yield* InstallationConfiguration
+    const admitCredentialSource = credentialSourceBinding(authorize, yield* CredentialSourcesRepo)
 
     const configurationKind = SqlSchema.findOne({
       Request: Key,
@@ -92,6 +95,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         if (auth.method === "credential_source" && installation.drivers.credentialGateway === undefined) {
           return yield* new ResourceConflict({ message: "Harness authentication credential_source needs a Credential Gateway." })
         }
+        if (auth.method === "credential_source") return yield* admitCredentialSource(namespaceId, auth.sourceId)
         if (auth.method === "provider_service_account") {
           return yield* new NotFound({ message: "The service account does not exist in this Namespace." })
         }
@@ -127,5 +131,5 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
 
     return { admitDraft, admitLaunchSettings }
   }),
-  dependencies: [Authorization.Default]
+  dependencies: [Authorization.Default, CredentialSourcesRepo.Default]
 }) {}

@@ -12,7 +12,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { LoopbackCredentialGateway } from "../../../../testing/credentialGateway.js"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../../testing/identity.js"
-import { withKey } from "./iamServer.js"
+import { TestServer } from "../../../../testing/server.js"
+import { expectData, seedAdmin, seedNamespace, send, withKey } from "./iamServer.js"
 
 export const GATEWAY_TOKEN = "gw-bearer-test-token"
 
@@ -59,3 +60,30 @@ export const sourceRows = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   return yield* sql<{ id: string; state: string }>`SELECT id, state FROM credential_sources ORDER BY created_at`
 })
+
+/**
+ * A Namespace with a Secret, a ready credential source registered from it, and a Configuration
+ * of kind `agent`; `call` is relative to the Namespace, `bound` an Agent body binding a source.
+ */
+export const harnessWorld = (name: string) =>
+  Effect.gen(function* () {
+    const { baseUrl } = yield* TestServer
+    const admin = yield* seedAdmin(`${name}@example.com`)
+    const ns = yield* seedNamespace(name)
+    const call = (method: string, path: string, body?: unknown, headers = admin.headers) =>
+      send(baseUrl, method, `/namespaces/${ns}/${path}`, headers, body)
+    const secret = expectData(yield* call("POST", "secrets", { name: "vendor-key", value: "sk-harness-0123456789" }), 201)
+    const source = expectData(yield* call("POST", "credential-sources", {
+      name: "vendor",
+      type: "modelvendor",
+      secrets: { api_key: { kind: "secret", namespaceId: ns, id: secret.id } }
+    }), 201)
+    const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: { agents: {} } }), 201)
+    const bound = (sourceId: string) => ({
+      name: `bot-${crypto.randomUUID().slice(0, 8)}`,
+      configurationId: configuration.id,
+      executionMode: "dedicated",
+      harnessAuth: { method: "credential_source", sourceId }
+    })
+    return { admin, ns, call, source, configuration, bound }
+  })
