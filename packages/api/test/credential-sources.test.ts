@@ -10,13 +10,13 @@ import { SqlClient } from "@effect/sql"
 import { CredentialSourcesRepo } from "@svc/core/db"
 import { makeCredentialGatewayClient } from "@svc/core/drivers/credentialGateway"
 import { sweepCredentialSources } from "@svc/worker"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
-import { TestServer } from "../../../testing/server.js"
-import { gatewayConfiguration, gatewayInstallation, keyWithPermissions, sourceRows } from "./support/credentialGatewayWorld.js"
+import { LogCapture, TestServer } from "../../../testing/server.js"
+import { GATEWAY_TOKEN, gatewayConfiguration, gatewayInstallation, keyWithPermissions, sourceRows } from "./support/credentialGatewayWorld.js"
 import { apiTestLayer, auditKinds, expectData, expectError, seedAdmin, seedNamespace, send, TIMESTAMP } from "./support/iamServer.js"
 
-const gateway = await startCredentialGateway({ token: "gw-bearer-test-token" })
+const gateway = await startCredentialGateway({ token: GATEWAY_TOKEN })
 const installation = gatewayInstallation(gateway)
 const sweeper = makeCredentialGatewayClient(gatewayConfiguration(installation))
 const SECRET_VALUE = "sk-vendor-credential-0123456789"
@@ -49,7 +49,7 @@ describe("Credential sources", () => {
     await gateway.stop()
   })
 
-  it.layer(apiTestLayer(installation), { timeout: 120_000 })((it) => {
+  it.layer(apiTestLayer(installation).pipe(Layer.provideMerge(LogCapture.layer)), { timeout: 120_000 })((it) => {
     it.effect("GET /installation and GET /backends show the sandbox_gateway Backend without calling the gateway", () =>
       Effect.gen(function* () {
         const { admin, call } = yield* world("cs-reflect")
@@ -242,6 +242,27 @@ describe("Credential sources", () => {
         expect((yield* call("DELETE", `${path}/${created.id}`)).status).toBe(204)
         expect((yield* call("DELETE", `/namespaces/${ns}/secrets/${secret.id}`)).status).toBe(204)
         expect((yield* call("DELETE", `/namespaces/${ns}`)).status).toBe(202)
+      }))
+
+    // Runs last: scans what every test above left behind.
+    it.effect("secrets scan: no log line, audit row, stored row or error carries a Secret value or the gateway token", () =>
+      Effect.gen(function* () {
+        const { ns, call, body } = yield* world("cs-scan")
+        gateway.next("CreateProvider", { kind: "status", code: grpc.status.INTERNAL })
+        const failed = yield* call("POST", `/namespaces/${ns}/credential-sources`, body())
+        expectError(failed, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* sweep()).toBe(1)
+        const logs = yield* LogCapture
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<{ row: string }>`
+          SELECT row_to_json(a)::text AS row FROM audit_events a
+          UNION ALL SELECT row_to_json(c)::text FROM credential_sources c
+          UNION ALL SELECT row_to_json(r)::text FROM credential_source_secret_refs r`
+        const haystacks = [failed.text, ...logs.entries.map((e) => JSON.stringify(e)), ...stored.map((r) => r.row)]
+        expect(logs.entries.length).toBeGreaterThan(0)
+        for (const haystack of haystacks) {
+          expect(haystack.includes(SECRET_VALUE) || haystack.includes(GATEWAY_TOKEN)).toBe(false)
+        }
       }))
   })
 })

@@ -59,12 +59,12 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
       yield* admitCatalog(payload)
       yield* authorize("credential_source:create", namespaceRef(namespaceId))
       yield* namespaces.requireLive(namespaceId)
-      if (client === undefined) return yield* noGateway()
       const fields = Object.entries(payload.secrets ?? {}).map(([field, ref]) => [field, ref] as const)
       for (const [, ref] of fields) {
         if (ref.namespaceId !== namespaceId) return yield* new NotFound({ message: "A referenced Secret does not exist in this Namespace." })
         yield* authorize("secret:operate", secretRef(namespaceId, ref.id))
       }
+      if (client === undefined) return yield* noGateway()
       const id = CredentialSourceId.make()
       const record = Effect.gen(function* () {
         const namespace = yield* namespaces.lockForWrite(namespaceId)
