@@ -25,6 +25,7 @@ export interface StoredProvider {
 export interface LoopbackCredentialGateway {
   /** `http://127.0.0.1:<port>`, for a Backend `endpoint`. */
   readonly endpoint: string
+  readonly port: number
   readonly providers: Map<string, StoredProvider>
   /** Every call received, in order: method and provider name. */
   readonly calls: Array<{ readonly method: OpenShellMethod; readonly name: string }>
@@ -37,7 +38,14 @@ export interface LoopbackCredentialGateway {
 
 type Unary = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<unknown>) => void
 
-export const startCredentialGateway = async (options: { readonly token?: string } = {}): Promise<LoopbackCredentialGateway> => {
+export interface GatewayOptions {
+  /** The bearer token every call must carry; absent: calls are unauthenticated. */
+  readonly token?: string
+  /** Serve TLS with this key and certificate (PEM); absent: plaintext. */
+  readonly tls?: { readonly key: Buffer; readonly cert: Buffer }
+}
+
+export const startCredentialGateway = async (options: GatewayOptions = {}): Promise<LoopbackCredentialGateway> => {
   const providers = new Map<string, StoredProvider>()
   const calls: Array<{ method: OpenShellMethod; name: string }> = []
   const queued = new Map<OpenShellMethod, Array<Behaviour>>()
@@ -96,7 +104,10 @@ export const startCredentialGateway = async (options: { readonly token?: string 
     new Promise<void>((resolve, reject) => {
       server = new grpc.Server()
       server.addService(openShellService, implementation)
-      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => {
+      const credentials = options.tls === undefined
+        ? grpc.ServerCredentials.createInsecure()
+        : grpc.ServerCredentials.createSsl(null, [{ private_key: options.tls.key, cert_chain: options.tls.cert }], false)
+      server.bindAsync(`127.0.0.1:${port}`, credentials, (error, bound) => {
         if (error !== null) return reject(error)
         port = bound
         resolve()
@@ -106,6 +117,7 @@ export const startCredentialGateway = async (options: { readonly token?: string 
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    port,
     providers,
     calls,
     next: (method, ...behaviours) => queued.set(method, [...(queued.get(method) ?? []), ...behaviours]),
