@@ -251,6 +251,11 @@ describe("Credential sources", () => {
         gateway.next("CreateProvider", { kind: "status", code: grpc.status.INTERNAL })
         const failed = yield* call("POST", `/namespaces/${ns}/credential-sources`, body())
         expectError(failed, 503, "DEPENDENCY_UNAVAILABLE")
+        const [failedSource] = yield* sourceRows
+        expect((yield* auditKinds(failedSource!.id)).map((row) => [row.kind, row.details])).toEqual([
+          ["credential_source.created", { name: "vendor-key", type: "modelvendor", secretFields: ["api_key"] }],
+          ["credential_source.registration_failed", { gateway: "noAnswer" }]
+        ])
         expect(yield* sweep()).toBe(1)
         const logs = yield* LogCapture
         const sql = yield* SqlClient.SqlClient

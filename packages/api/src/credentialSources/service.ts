@@ -106,6 +106,15 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
         const row = yield* repo.find(key)
         return toCredentialSource(Option.getOrThrowWith(row, notFound), { state: "ready" })
       }
+      const outcome = registered._tag === "Left" ? registered.left.outcome : "superseded"
+      yield* audit.record({
+        kind: "credential_source.registration_failed",
+        outcome: "failure",
+        actorPrincipalId: caller.principalId,
+        namespaceId,
+        resource: { kind: "credential_source", id },
+        details: { gateway: outcome }
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
       if (registered._tag === "Left" && registered.left.outcome === "rejected") {
         yield* repo.removeUnsettled({ id, state: "registering" })
         return yield* new DependencyUnavailable({ message: "The Credential Gateway refused the credential source; it was not kept." })
