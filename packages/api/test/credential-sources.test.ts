@@ -244,6 +244,19 @@ describe("Credential sources", () => {
         expect((yield* call("DELETE", `/namespaces/${ns}`)).status).toBe(202)
       }))
 
+    it.effect("a repeated create with the same Idempotency-Key registers once and replays the first answer", () =>
+      Effect.gen(function* () {
+        const { ns, body, admin, baseUrl, call } = yield* world("cs-idempotent")
+        const headers = { ...admin.headers, "idempotency-key": `cs-${crypto.randomUUID()}` }
+        const first = yield* send(baseUrl, "POST", `/namespaces/${ns}/credential-sources`, headers, body())
+        const again = yield* send(baseUrl, "POST", `/namespaces/${ns}/credential-sources`, headers, body())
+        expect(expectData(again, 201)).toEqual(expectData(first, 201))
+        expect(again.headers.get("idempotent-replayed")).toBe("true")
+        expect((yield* sourceRows).length).toBe(1)
+        expect(gateway.calls.filter((c) => c.method === "CreateProvider")).toHaveLength(1)
+        expect((yield* call("DELETE", `/namespaces/${ns}/credential-sources/${expectData(first, 201).id}`)).status).toBe(204)
+      }))
+
     // Runs last: scans what every test above left behind.
     it.effect("secrets scan: no log line, audit row, stored row or error carries a Secret value or the gateway token", () =>
       Effect.gen(function* () {

@@ -30,7 +30,10 @@ const IDEMPOTENT = [
   "post /iam/service-principals",
   "post /namespaces/{namespaceId}/iam/service-principals",
   "post /api/auth/accounts",
-  "post /api/auth/service-keys"
+  "post /api/auth/service-keys",
+  // credential-sources
+  "post /namespaces/{namespaceId}/credential-sources"
+  // end credential-sources
 ].sort()
 
 const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>

@@ -5,6 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ErrorWire } from "../../errors/index.js"
+import { idempotent } from "../idempotency.js"
 import { CredentialSourceId, Envelope, NamespaceId } from "../../schema/index.js"
 import { PageParams } from "../iam/schemas.js"
 import { Authentication, JsonBody } from "../middleware.js"
@@ -18,6 +19,7 @@ export const CredentialSourceList = Schema.Array(CredentialSource)
 export const CredentialSourcesApi = HttpApiGroup.make("credentialSources")
   .add(
     HttpApiEndpoint.post("create", "/namespaces/:namespaceId/credential-sources")
+      .pipe(idempotent)
       .setPath(InNamespace)
       .setPayload(CreateCredentialSource)
       .addSuccess(Envelope(CredentialSource, "CredentialSourceResponse"), { status: 201 })
