@@ -34,6 +34,7 @@ import { listen, type ServerOptions } from "./server.js"
 import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
 import { AuditApiLive, AuditQueries } from "./audit/index.js"
 import { CredentialSources, CredentialSourcesLive } from "./credentialSources/index.js"
+import { CredentialGateway } from "@svc/core/drivers/credentialGateway"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
@@ -66,7 +67,7 @@ const FeatureServicesLive = Layer.mergeAll(
   ExternalSignIn.Default,
   AuditQueries.Default,
   Permissions.Default,
-  CredentialSources.Default
+  CredentialSources.Default.pipe(Layer.provide(CredentialGateway.fromInstallation))
 )
 
 /**

@@ -182,7 +182,6 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
     SecretsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    NamespaceGuard.Default,
-    CredentialGateway.Default
+    NamespaceGuard.Default
   ]
 }) {}
