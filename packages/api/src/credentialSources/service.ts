@@ -103,8 +103,10 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
         credentials: values
       }))
       if (registered._tag === "Right" && (yield* repo.transition({ id, from: ["registering"], to: "ready" }))) {
+        // A concurrent DELETE may already have taken it.
         const row = yield* repo.find(key)
-        return toCredentialSource(Option.getOrThrowWith(row, notFound), { state: "ready" })
+        if (Option.isNone(row)) return yield* notFound()
+        return toCredentialSource(row.value, { state: "ready" })
       }
       const outcome = registered._tag === "Left" ? registered.left.outcome : "superseded"
       yield* audit.record({
