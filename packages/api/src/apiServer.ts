@@ -34,6 +34,8 @@ import { listen, type ServerOptions } from "./server.js"
 import { IdempotencyMiddlewaresLive } from "./idempotency/index.js"
 import { AuditApiLive, AuditQueries } from "./audit/index.js"
 import { ServiceAccountLifecycle, ServiceAccounts, ServiceAccountsLive } from "./serviceAccounts/index.js"
+import { CredentialSources, CredentialSourcesLive } from "./credentialSources/index.js"
+import { CredentialGateway } from "@svc/core/drivers/credentialGateway"
 
 /**
  * The feature services the handler groups call, each taking its repositories once. Namespaces
@@ -67,7 +69,8 @@ const FeatureServicesLive = Layer.mergeAll(
   AuditQueries.Default,
   Permissions.Default,
   ServiceAccounts.Default,
-  ServiceAccountLifecycle.Default
+  ServiceAccountLifecycle.Default,
+  CredentialSources.Default.pipe(Layer.provide(CredentialGateway.fromInstallation))
 )
 
 /**
@@ -76,7 +79,7 @@ const FeatureServicesLive = Layer.mergeAll(
  * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
  * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive, CredentialSourcesLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, ConfigurationId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
+import { AgentId, ConfigurationId, CredentialSourceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import {
   bindInstallationAdmin,
@@ -179,6 +179,16 @@ const presetRow = (namespaceId: string) =>
     yield* sql`INSERT INTO presets (id, namespace_id, name, template) VALUES (${id}, ${namespaceId}, ${`p-${unique()}`}, '{}'::jsonb)`
     return id
   })
+
+// credential-sources: a ready source row, for the routes that need one.
+const credentialSourceRow = (namespaceId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const id = CredentialSourceId.make()
+    yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${id}, ${namespaceId}, ${`cs-${unique()}`}, 'modelvendor', 'ready')`
+    return id
+  })
+// end credential-sources
 
 /** Namespace-level IAM routes: hidden (404) from callers who cannot read the Namespace. */
 const inNamespace = (success: number) => ({
@@ -576,8 +586,31 @@ const routes: Record<string, RouteCase> = {
         expect: inNamespace(204)
       }
     }
-  })()
+  })(),
   // --- end service accounts ---
+  // credential-sources (SPEC 4.6). This Installation selects no Credential Gateway: an authorized
+  // create or delete answers 503, a read still succeeds (its status says why).
+  "POST /namespaces/:namespaceId/credential-sources": {
+    prepare: (f) =>
+      Effect.map(secretRow(f.ns), (secretId) => ({
+        path: `/namespaces/${f.ns}/credential-sources`,
+        body: { name: `cs-${unique()}`, type: "modelvendor", secrets: { api_key: { kind: "secret", namespaceId: f.ns, id: secretId } } }
+      })),
+    expect: inNamespace(503)
+  },
+  "GET /namespaces/:namespaceId/credential-sources": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/credential-sources` }),
+    expect: inNamespace(200)
+  },
+  "GET /namespaces/:namespaceId/credential-sources/:credentialSourceId": {
+    prepare: (f) => Effect.map(credentialSourceRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/credential-sources/${id}` })),
+    expect: inNamespace(200)
+  },
+  "DELETE /namespaces/:namespaceId/credential-sources/:credentialSourceId": {
+    prepare: (f) => Effect.map(credentialSourceRow(f.ns), (id) => ({ path: `/namespaces/${f.ns}/credential-sources/${id}` })),
+    expect: inNamespace(503)
+  }
+  // end credential-sources
 }
 
 interface ProtectedRoute {

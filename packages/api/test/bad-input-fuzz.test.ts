@@ -344,8 +344,24 @@ describe("bad input on every tenancy and Agent create and update route", () => {
               }
             ]
             return targets
-          }))
+          })),
           // --- end service accounts ---
+          // credential-sources (SPEC 4.6): no gateway is selected here, and shaped bodies never
+          // name a catalog type, so every answer is decided before a Secret or gateway is reached.
+          {
+            route: "POST /namespaces/:namespaceId/credential-sources",
+            method: "POST",
+            path: `/namespaces/${ns}/credential-sources`,
+            valid: { name: "fuzz-source", type: "modelvendor", secrets: { api_key: { kind: "secret", namespaceId: ns, id: secret.id } } },
+            fields: { name: "name", type: "enum", config: "object", secrets: "object" },
+            required: ["name", "type"],
+            snapshot: tableSnapshot((sql) => Effect.zipWith(
+              sql<{ row: string }>`SELECT row_to_json(c)::text AS row FROM credential_sources c ORDER BY id`,
+              Effect.zipWith(sql<{ row: string }>`SELECT row_to_json(r)::text AS row FROM credential_source_secret_refs r ORDER BY source_id`, audit(sql), (a, b) => [...a, ...b]),
+              (a, b) => [...a, ...b]
+            ))
+          }
+          // end credential-sources
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
         const snapshot = (target: Target) => Runtime.runPromise(runtime)(target.snapshot)

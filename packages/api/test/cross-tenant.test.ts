@@ -16,7 +16,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Authentication, SvcApi } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, BindingId, ConfigurationId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, CredentialSourceId, NamespaceId, PresetId, RequestId, RevisionId, RoleId, SecretId, ServiceAccountId, ServicePrincipalId, WorkId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -66,7 +66,9 @@ const absentIds: Record<string, () => string> = {
   deploymentId: () => RevisionId.make(),
   name: () => "USER.md",
   workId: () => WorkId.make(),
-  serviceAccountId: () => ServiceAccountId.make() // service accounts (issue 13)
+  serviceAccountId: () => ServiceAccountId.make(), // service accounts (issue 13)
+  // credential-sources
+  credentialSourceId: () => CredentialSourceId.make()
 }
 
 /** Every row of Namespace B, and of the Installation-wide tables B's resources live in. */
@@ -85,6 +87,7 @@ const snapshotOf = (ns: string) =>
       UNION ALL SELECT row_to_json(w)::text FROM agent_provisioning w WHERE namespace_id = ${ns}
       UNION ALL SELECT row_to_json(sa)::text FROM service_accounts sa WHERE namespace_id = ${ns} -- service accounts (issue 13)
       UNION ALL SELECT count(*)::text FROM work_items WHERE key = ${ns} OR payload->>'namespaceId' = ${ns}
+      UNION ALL SELECT row_to_json(cs)::text FROM credential_sources cs WHERE namespace_id = ${ns}
       ORDER BY 1
     `
     const presets = yield* sql<{ row: string }>`SELECT row_to_json(p)::text AS row FROM presets p WHERE namespace_id = ${ns} ORDER BY 1`
@@ -129,7 +132,13 @@ describe("cross-tenant isolation", () => {
           name: "b-provisioned",
           configuration: { kind: "agent", values: {} }
         }), 202).provisioning
+        // credential-sources: B's source (this Installation has no gateway, so it is a row).
+        const bSource = CredentialSourceId.make()
+        yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${bSource}, ${b}, 'b-source', 'modelvendor', 'ready')`
+        yield* sql`INSERT INTO credential_source_secret_refs (source_id, field, secret_id) VALUES (${bSource}, 'api_key', ${secret.id})`
+        // end credential-sources
         const existing: Record<string, string> = {
+          credentialSourceId: bSource,
           namespaceId: b,
           secretId: secret.id,
           configurationId: configuration.id,
@@ -189,8 +198,14 @@ describe("cross-tenant isolation", () => {
           // --- service accounts (issue 13) ---
           "POST /namespaces/:namespaceId/service-accounts": { name: "planted" },
           "POST /namespaces/:namespaceId/service-accounts/:serviceAccountId/credentials": {},
-          "PATCH /namespaces/:namespaceId/service-accounts/:serviceAccountId/credential": { kind: "api_key", secretRef: { name: "b-secret", key: "value" } }
+          "PATCH /namespaces/:namespaceId/service-accounts/:serviceAccountId/credential": { kind: "api_key", secretRef: { name: "b-secret", key: "value" } },
           // --- end service accounts ---
+          // credential-sources
+          "POST /namespaces/:namespaceId/credential-sources": {
+            name: "planted",
+            type: "modelvendor",
+            secrets: { api_key: { kind: "secret", namespaceId: b, id: secret.id } }
+          }
         }
 
         const before = yield* snapshotOf(b)
@@ -258,6 +273,15 @@ describe("cross-tenant isolation", () => {
           expect(listed.map((n) => n.id)).toEqual([a])
           expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${a}/secrets`, headers), 200)).toEqual([])
           expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${a}/configurations`, headers), 200)).toEqual([])
+          // credential-sources: a source in A cannot be registered from B's Secret, and B's does not show.
+          const registerForeign = yield* send(baseUrl, "POST", `/namespaces/${a}/credential-sources`, headers, {
+            name: "planted",
+            type: "modelvendor",
+            secrets: { api_key: { kind: "secret", namespaceId: b, id: secret.id } }
+          })
+          expectError(registerForeign, 404, "NOT_FOUND")
+          expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${a}/credential-sources`, headers), 200)).toEqual([])
+          // end credential-sources
         }
         expect(yield* snapshotOf(b)).toEqual(before)
         const planted = yield* sql<{ n: number }>`

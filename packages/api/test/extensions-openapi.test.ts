@@ -32,8 +32,11 @@ const IDEMPOTENT = [
   "post /api/auth/accounts",
   "post /api/auth/service-keys",
   // --- service accounts (issue 13) ---
-  "post /namespaces/{namespaceId}/service-accounts"
+  "post /namespaces/{namespaceId}/service-accounts",
   // --- end service accounts ---
+  // credential-sources
+  "post /namespaces/{namespaceId}/credential-sources"
+  // end credential-sources
 ].sort()
 
 const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>

@@ -4,7 +4,8 @@ import {
   defaultInstallationConfig,
   formatStartupError,
   InstallationConfigError,
-  loadInstallationConfig
+  loadInstallationConfig,
+  sandboxGatewayTarget
 } from "@svc/core/config"
 import { Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
@@ -245,6 +246,108 @@ describe("Installation configuration", () => {
       rootCertificatePath: "/ca.pem"
     }))).toEqual(["backends[0].configuration.endpoint: exactly one of endpoint or serviceName is required"])
   })
+
+  // credential-sources: the sandbox_gateway Backend rules of SPEC 2.15, one case each.
+  describe("sandbox_gateway Backend (SPEC 2.15)", () => {
+    const withConfiguration = (configuration: object) => ({
+      drivers: fullDrivers,
+      backends: [{ ...sandboxGateway, configuration }]
+    })
+    const bearer = { mode: "bearerTokenFile", path: "/run/secrets/token" }
+    const gateway = (configuration: object) => {
+      const backend = decoded(withConfiguration(configuration)).backends[0]
+      return backend?.type === "sandbox_gateway" ? backend.configuration : expect.fail("no sandbox_gateway Backend")
+    }
+
+    it("takes serviceName with scheme https by default only when rootCertificatePath is set, and port 8080", () => {
+      const tls = gateway({ serviceName: "gw.svc", rootCertificatePath: "/ca.pem", auth: bearer })
+      expect(sandboxGatewayTarget(tls)).toEqual({ address: "gw.svc:8080", tls: true })
+      const plain = gateway({ serviceName: "gw.svc", auth: bearer, insecureTransport: "network-policy" })
+      expect(sandboxGatewayTarget(plain)).toEqual({ address: "gw.svc:8080", tls: false })
+      const chosen = gateway({ serviceName: "gw.svc", scheme: "https", port: 9443, auth: bearer })
+      expect(sandboxGatewayTarget(chosen)).toEqual({ address: "gw.svc:9443", tls: true })
+    })
+
+    it("takes an endpoint as host:port or an http(s) origin, the origin's port defaulting to its scheme's", () => {
+      expect(sandboxGatewayTarget(gateway({ endpoint: "gw:7000", auth: bearer, insecureTransport: "network-policy" })))
+        .toEqual({ address: "gw:7000", tls: false })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "gw:7000", rootCertificatePath: "/ca.pem", auth: bearer })))
+        .toEqual({ address: "gw:7000", tls: true })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "https://gw.example.com", auth: bearer })))
+        .toEqual({ address: "gw.example.com:443", tls: true })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "http://127.0.0.1:7001", auth: bearer, insecureTransport: "network-policy" })))
+        .toEqual({ address: "127.0.0.1:7001", tls: false })
+    })
+
+    it("rejects an endpoint with credentials, query or fragment, and a bad port", () => {
+      const message = "must be host:port or an http(s) origin without credentials, path, query or fragment"
+      for (const endpoint of ["https://user:pw@gw.example.com", "https://gw.example.com?x=1", "https://gw.example.com#f", "gw:0", "gw:65536", "gw"]) {
+        expect(problems(withConfiguration({ endpoint, auth: bearer }))).toContain(`backends[0].configuration.endpoint: ${message}`)
+      }
+    })
+
+    it("rejects scheme and port next to an endpoint, and both or neither of endpoint and serviceName", () => {
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", scheme: "https", port: 443, auth: bearer }))).toEqual([
+        "backends[0].configuration.scheme: is only allowed with serviceName",
+        "backends[0].configuration.port: is only allowed with serviceName"
+      ])
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", serviceName: "gw.svc", auth: bearer }))).toEqual([
+        "backends[0].configuration.endpoint: exactly one of endpoint or serviceName is required"
+      ])
+      expect(problems(withConfiguration({ serviceName: "gw.svc", scheme: "ftp", rootCertificatePath: "/ca.pem", auth: bearer }))).toEqual([
+        `backends[0].configuration.scheme: Expected "http"`,
+        `backends[0].configuration.scheme: Expected "https"`
+      ])
+    })
+
+    it("accepts only the unauthenticated and bearerTokenFile auth modes, the file by absolute path", () => {
+      expect(gateway({ endpoint: "gw:7000", auth: { mode: "unauthenticated" }, insecureTransport: "network-policy" }).auth)
+        .toEqual({ mode: "unauthenticated" })
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: { mode: "bearerTokenFile", path: "token" } })))
+        .toEqual(["backends[0].configuration.auth.path: must be an absolute path"])
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: { mode: "bearerTokenFile" } })))
+        .toEqual(["backends[0].configuration.auth.path: is missing"])
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: { mode: "bearerToken", token: "sk-inline" } })))
+        .toEqual([`backends[0].configuration.auth.mode: Expected "unauthenticated" | "bearerTokenFile"`])
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: { ...bearer, token: "sk-inline" } })))
+        .toEqual(["backends[0].configuration.auth.token: is unexpected, expected: \"mode\" | \"path\""])
+    })
+
+    it("bounds requestTimeoutMs to 1000-30000 (default 10000)", () => {
+      const base = { endpoint: "https://gw.example.com", auth: bearer }
+      expect(gateway(base).requestTimeoutMs).toBe(10000)
+      expect(gateway({ ...base, requestTimeoutMs: 1000 }).requestTimeoutMs).toBe(1000)
+      expect(gateway({ ...base, requestTimeoutMs: 30000 }).requestTimeoutMs).toBe(30000)
+      for (const requestTimeoutMs of [999, 30001, 1500.5, "2000"]) {
+        expect(problems(withConfiguration({ ...base, requestTimeoutMs })).length).toBe(1)
+        expect(problems(withConfiguration({ ...base, requestTimeoutMs }))[0]).toMatch(/^backends\[0\]\.configuration\.requestTimeoutMs: /)
+      }
+    })
+
+    it("requires insecureTransport network-policy exactly when TLS or bearer authentication is missing", () => {
+      const required = `backends[0].configuration.insecureTransport: must be "network-policy" when the connection lacks TLS or bearer authentication`
+      const refused = "backends[0].configuration.insecureTransport: is only allowed when the connection lacks TLS or bearer authentication"
+      // TLS without bearer, bearer without TLS, neither: required.
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: { mode: "unauthenticated" } }))).toEqual([required])
+      expect(problems(withConfiguration({ serviceName: "gw.svc", auth: bearer }))).toEqual([required])
+      expect(problems(withConfiguration({ serviceName: "gw.svc", scheme: "http", auth: { mode: "unauthenticated" } }))).toEqual([required])
+      expect(gateway({ serviceName: "gw.svc", auth: bearer, insecureTransport: "network-policy" }).insecureTransport).toBe("network-policy")
+      // TLS and bearer: refused, whichever way TLS is chosen.
+      expect(problems(withConfiguration({ serviceName: "gw.svc", rootCertificatePath: "/ca.pem", auth: bearer, insecureTransport: "network-policy" })))
+        .toEqual([refused])
+      expect(problems(withConfiguration({ serviceName: "gw.svc", scheme: "https", auth: bearer, insecureTransport: "network-policy" })))
+        .toEqual([refused])
+      expect(problems(withConfiguration({ endpoint: "gw:7000", auth: bearer, insecureTransport: "tls" })).length).toBe(1)
+    })
+
+    it("rejects inline keys and upstream URLs in the Backend", () => {
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: bearer, bearerToken: "sk-inline" })))
+        .toEqual([expect.stringMatching(/^backends\[0\]\.configuration\.bearerToken: is unexpected/)])
+      expect(problems(withConfiguration({ endpoint: "https://gw.example.com", auth: bearer, upstreamUrl: "https://api.example.com" })))
+        .toEqual([expect.stringMatching(/^backends\[0\]\.configuration\.upstreamUrl: is unexpected/)])
+    })
+  })
+  // end credential-sources
 
   it.effect("stops on a missing file, naming it", () =>
     Effect.gen(function*() {

@@ -4,6 +4,7 @@ import { RecoverySweepLive } from "./agents/recovery.js"
 import { WorkEngine, WorkHandlers, type WorkEngineOptions } from "./engine/index.js"
 import { ReconcilersLive } from "./reconcilers.js"
 import { IdempotencySweepLive } from "./idempotency/sweep.js"
+import { CredentialSourceSweepLive } from "./credentialSources/sweep.js"
 
 export interface WorkerOptions extends WorkEngineOptions {
   /** How often the Agent recovery sweep runs after the one at start (default 1 minute). */
@@ -18,7 +19,7 @@ export interface WorkerOptions extends WorkEngineOptions {
  * same SqlClient.
  */
 export const WorkerLive = (options?: WorkerOptions) =>
-  Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive, RecoverySweepLive(options?.recoveryInterval), IdempotencySweepLive()).pipe(
+  Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive, RecoverySweepLive(options?.recoveryInterval), IdempotencySweepLive(), CredentialSourceSweepLive()).pipe(
     Layer.provide(WorkHandlers.layer),
     Layer.provide(NamespacesRepo.Default)
   )

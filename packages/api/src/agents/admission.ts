@@ -13,6 +13,8 @@ import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
 import { secretRef } from "../secrets/policy.js"
 import { ServiceAccountBinding } from "./serviceAccountBinding.js"
+import { credentialSourceBinding } from "./credentialSourceBinding.js"
+import { CredentialSourcesRepo } from "@svc/core/db"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import type { ConfigurationId } from "@svc/core/schema"
 
@@ -44,6 +46,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const { authorize } = yield* Authorization
     const installation = yield* InstallationConfiguration
     const serviceAccounts = yield* ServiceAccountBinding
+    const admitCredentialSource = credentialSourceBinding(authorize, yield* CredentialSourcesRepo)
 
     const configurationKind = SqlSchema.findOne({
       Request: Key,
@@ -94,6 +97,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         if (auth.method === "credential_source" && installation.drivers.credentialGateway === undefined) {
           return yield* new ResourceConflict({ message: "Harness authentication credential_source needs a Credential Gateway." })
         }
+        if (auth.method === "credential_source") return yield* admitCredentialSource(namespaceId, auth.sourceId)
         if (auth.method === "provider_service_account") {
           return yield* serviceAccounts.admit(namespaceId, auth.serviceAccountId, draft.backendId)
         }
@@ -129,5 +133,5 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
 
     return { admitDraft, admitLaunchSettings }
   }),
-  dependencies: [Authorization.Default, ServiceAccountBinding.Default]
+  dependencies: [Authorization.Default, ServiceAccountBinding.Default, CredentialSourcesRepo.Default]
 }) {}

@@ -18,6 +18,7 @@ import { Effect, Option, Schema } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { secretRef } from "../secrets/policy.js"
 import { AgentAdmission } from "./admission.js"
+import { harnessAtDeploy } from "./credentialSourceBinding.js"
 import { toRevision } from "./deploymentViews.js"
 
 /** The harness every revision runs: an OpenClaw gateway. */
@@ -65,6 +66,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
     const { authorize } = yield* Authorization
     const admission = yield* AgentAdmission
     const installation = yield* InstallationConfiguration
+    const admitHarnessAtDeploy = harnessAtDeploy(installation, sql)
 
     /** FOR KEY SHARE: the Secrets cannot be deleted before the revision that pins them commits. */
     const existingSecrets = SqlSchema.findAll({
@@ -120,6 +122,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
           harnessAuth: from.harnessAuth,
           plugins: from.plugins
         })
+        yield* admitHarnessAtDeploy(namespaceId, agent.service_principal_id, from.harnessAuth)
         const configuration = yield* from.configuration
         const secretIds = [...new Set(deliveredSecrets(configuration.secret_bindings, from.harnessAuth).map((d) => d.secretId))].sort()
         yield* admitSecrets(namespaceId, agent.service_principal_id, secretIds)

@@ -13,6 +13,7 @@ import { PresetsApi } from "./presets/api.js"
 import { AuditApi } from "./audit/api.js"
 import { PermissionsApi } from "./permissions/api.js"
 import { ServiceAccountsApi } from "./serviceAccounts/api.js"
+import { CredentialSourcesApi } from "./credentialSources/api.js"
 import { withApiErrors } from "./apiErrors.js"
 import { documented } from "./documented.js"
 
@@ -29,4 +30,5 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(AgentsApi)
   .add(AuditApi)
   .add(PermissionsApi)
-  .add(ServiceAccountsApi))
+  .add(ServiceAccountsApi)
+  .add(CredentialSourcesApi))

@@ -42,6 +42,7 @@ export {
   SandboxAuth,
   SandboxGatewayBackend,
   SandboxGatewayConfiguration,
+  sandboxGatewayTarget,
   sandboxUsesTls
 } from "./installation/backends.js"
 export {

@@ -52,6 +52,21 @@ export const sandboxUsesTls = (c: typeof SandboxGatewayFields.Type): boolean => 
   return scheme === "https"
 }
 
+/**
+ * Where the Credential Gateway's gRPC service is reached (SPEC 2.15): an `endpoint` as given
+ * (an origin's default port is its scheme's), or `serviceName` with `scheme` (default `https`
+ * only when `rootCertificatePath` is set) and `port` (default 8080).
+ */
+export const sandboxGatewayTarget = (c: typeof SandboxGatewayFields.Type): { readonly address: string; readonly tls: boolean } => {
+  const tls = sandboxUsesTls(c)
+  if (c.endpoint !== undefined) {
+    if (!/^https?:\/\//.test(c.endpoint)) return { address: c.endpoint, tls }
+    const url = new URL(c.endpoint)
+    return { address: `${url.hostname}:${url.port === "" ? (tls ? "443" : "80") : url.port}`, tls }
+  }
+  return { address: `${c.serviceName ?? ""}:${c.port ?? 8080}`, tls }
+}
+
 export const SandboxGatewayConfiguration = SandboxGatewayFields.pipe(
   Schema.filter((c) => {
     const issues: Array<Schema.FilterIssue> = []
@@ -76,6 +91,8 @@ export const SandboxGatewayConfiguration = SandboxGatewayFields.pipe(
     return issues
   })
 )
+
+export type SandboxGatewayConfiguration = typeof SandboxGatewayConfiguration.Type
 
 export const SandboxGatewayBackend = Schema.Struct({
   id: Identifier,

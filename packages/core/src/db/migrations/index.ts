@@ -15,6 +15,7 @@ import m0012 from "./0012_idempotency_keys.js"
 import m0013 from "./0013_audit_keyset.js"
 import m0014 from "./0014_rollback_and_deployment_events.js"
 import m0016 from "./0016_service_accounts.js"
+import m0017 from "./0017_credential_sources.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -35,5 +36,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_idempotency_keys": m0012,
   "0013_audit_keyset": m0013,
   "0014_rollback_and_deployment_events": m0014,
-  "0016_service_accounts": m0016
+  "0016_service_accounts": m0016,
+  "0017_credential_sources": m0017
 }

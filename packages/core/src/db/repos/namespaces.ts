@@ -128,6 +128,7 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
         UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM presets WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM service_accounts WHERE namespace_id = ${id}
+        UNION ALL SELECT 1 FROM credential_sources WHERE namespace_id = ${id}
         LIMIT 1
       `
     })

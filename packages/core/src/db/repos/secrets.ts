@@ -148,6 +148,9 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
           UNION ALL
           SELECT 'service account ' || sa.id FROM service_accounts sa
             WHERE sa.credential_secret_id = ${k.id} AND sa.namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'credential source ' || r.source_id FROM credential_source_secret_refs r
+            WHERE r.secret_id = ${k.id}
           LIMIT 1
         `
       })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)

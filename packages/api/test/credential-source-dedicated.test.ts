@@ -1,0 +1,73 @@
+/**
+ * The `credential_source` harness binding where dedicated execution is offered (SPEC 2.5, 3,
+ * 4.6): the caller's `credential_source:operate`, a ready same-Namespace source, the Agent
+ * principal's `operate` at deployment, DELETE of a bound source refused, and the 409 for a
+ * key-delivering binding while a Credential Gateway is selected.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { RoleId } from "@svc/core/schema"
+import { Effect } from "effect"
+import { startCredentialGateway } from "../../../testing/credentialGateway.js"
+import { bindRole } from "../../../testing/identity.js"
+import { setUpDeployableAgent } from "./support/deployableAgent.js"
+import { GATEWAY_TOKEN, gatewayInstallation, harnessWorld, keyWithPermissions } from "./support/credentialGatewayWorld.js"
+import { apiTestLayer, expectData, expectError } from "./support/iamServer.js"
+
+const gateway = await startCredentialGateway({ token: GATEWAY_TOKEN })
+afterAll(() => gateway.stop())
+const world = harnessWorld
+
+describe("harnessAuth credential_source where dedicated execution is offered", () => {
+  it.layer(apiTestLayer(gatewayInstallation(gateway, "kubernetes")), { timeout: 120_000 })((it) => {
+    it.effect("binding needs the caller's credential_source:operate and a ready source of the Namespace; a bound source cannot be deleted", () =>
+      Effect.gen(function* () {
+        const { ns, call, source, bound } = yield* world("csh-bind")
+        const basics = ["namespace:read", "agent:create", "agent:read", "configuration:read", "credential_source:read"]
+        const withoutOperate = yield* keyWithPermissions(ns, "csh-no-operate", basics)
+        expectError(yield* call("POST", "agents", bound(source.id), withoutOperate.headers), 403, "FORBIDDEN")
+        const withOperate = yield* keyWithPermissions(ns, "csh-operate", [...basics, "credential_source:operate"])
+        const agent = expectData(yield* call("POST", "agents", bound(source.id), withOperate.headers), 201)
+        expect(agent.harnessAuth).toEqual({ method: "credential_source", sourceId: source.id })
+
+        // Another Namespace's source, or none at all: 404. A source not ready: 409.
+        const other = yield* world("csh-bind-other")
+        expectError(yield* call("POST", "agents", bound(other.source.id)), 404, "NOT_FOUND")
+        expectError(yield* call("POST", "agents", bound("cs_00000000-0000-4000-8000-000000000000")), 404, "NOT_FOUND")
+        const sql = yield* SqlClient.SqlClient
+        for (const state of ["registering", "deleting"]) {
+          yield* sql`UPDATE credential_sources SET state = ${state} WHERE id = ${other.source.id}`
+          expectError(yield* other.call("POST", "agents", other.bound(other.source.id)), 409, "RESOURCE_CONFLICT")
+        }
+
+        const refused = yield* call("DELETE", `credential-sources/${source.id}`)
+        expectError(refused, 409, "RESOURCE_CONFLICT")
+        expect(refused.body.error.message).toBe(`The credential source is bound by Agent ${agent.id}; rebind it first.`)
+        expect(expectData(yield* call("GET", `credential-sources/${source.id}`), 200).state).toBe("ready")
+        expect(gateway.providers.has(source.id)).toBe(true)
+      }))
+
+    it.effect("deploy needs the Agent principal's operate on the source; an api_key binding is refused with 409", () =>
+      Effect.gen(function* () {
+        const { ns, call, source, bound } = yield* world("csh-deploy")
+        const agent = expectData(yield* call("POST", "agents", bound(source.id)), 201)
+        const denied = yield* call("POST", `agents/${agent.id}/deploy`)
+        expectError(denied, 403, "FORBIDDEN")
+        expect(denied.body.error.message).toBe(
+          `The Agent's service principal ${agent.servicePrincipalId} lacks credential_source:operate on ${source.id}.`
+        )
+        const sql = yield* SqlClient.SqlClient
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'source-operator', ARRAY['credential_source:operate'])`
+        yield* bindRole(agent.servicePrincipalId, role, { kind: "credential_source", id: source.id, namespaceId: ns })
+        const deployed = expectData(yield* call("POST", `agents/${agent.id}/deploy`), 202)
+        const revision = yield* sql<{ method: string; source_id: string }>`
+          SELECT snapshot -> 'harness' -> 'auth' ->> 'method' AS method, snapshot -> 'harness' -> 'auth' ->> 'sourceId' AS source_id
+          FROM agent_revisions WHERE id = ${deployed.id}`
+        expect(revision).toEqual([{ method: "credential_source", source_id: source.id }])
+
+        const { agent: keyed } = yield* setUpDeployableAgent(ns, (method, path, body) => call(method, path, body))
+        expectError(yield* call("POST", `agents/${keyed.id}/deploy`), 409, "RESOURCE_CONFLICT")
+      }))
+  })
+})

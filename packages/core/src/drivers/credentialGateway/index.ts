@@ -1,0 +1,3 @@
+export * from "./client.js"
+export * from "./protocol.js"
+export * from "./service.js"

@@ -1,0 +1,129 @@
+/**
+ * The Credential Gateway Driver against a loopback implementation of the gateway's gRPC service
+ * (DESIGN §11): the happy path, each refusal, answers past `requestTimeoutMs`, lost answers,
+ * restarts, and the bearer token read from its file at each call.
+ */
+import * as grpc from "@grpc/grpc-js"
+import { afterAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { decodeInstallationConfig } from "@svc/core/config"
+import { CredentialGatewayError, makeCredentialGatewayClient } from "@svc/core/drivers/credentialGateway"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { startCredentialGateway } from "../../../testing/credentialGateway.js"
+
+const gateway = await startCredentialGateway({ token: "gw-bearer-1" })
+const tokenFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-gw-")), "token")
+fs.writeFileSync(tokenFile, "gw-bearer-1\n")
+
+const configuration = (extra: object = {}) => {
+  const decoded = decodeInstallationConfig("/test", {
+    drivers: { sandbox: { id: "gw" }, credentialGateway: { id: "gw" } },
+    backends: [{
+      id: "sandbox",
+      type: "sandbox_gateway",
+      configuration: {
+        endpoint: gateway.endpoint,
+        auth: { mode: "bearerTokenFile", path: tokenFile },
+        requestTimeoutMs: 1000,
+        insecureTransport: "network-policy",
+        ...extra
+      },
+      drivers: { sandbox: "gw", credentialGateway: "gw" }
+    }]
+  })
+  if (Either.isLeft(decoded)) throw decoded.left
+  const backend = decoded.right.backends[0]
+  if (backend?.type !== "sandbox_gateway") throw new Error("no sandbox_gateway Backend")
+  return backend.configuration
+}
+
+const client = makeCredentialGatewayClient(configuration())
+const provider = (name: string) => ({
+  name,
+  type: "modelvendor",
+  labels: { "svc/credential-source": name },
+  config: { base_url: "https://models.example.com" },
+  credentials: { api_key: "sk-loopback-value" }
+})
+const outcome = (effect: Effect.Effect<unknown, CredentialGatewayError>) =>
+  Effect.map(Effect.flip(effect), (error) => ({ outcome: error.outcome, method: error.method }))
+
+describe("Credential Gateway Driver over gRPC", () => {
+  beforeEach(() => {
+    gateway.reset()
+    fs.writeFileSync(tokenFile, "gw-bearer-1\n")
+  })
+  afterAll(async () => {
+    client.close()
+    await gateway.stop()
+  })
+
+  it.effect("registers, probes and removes a provider, sending the bearer token", () =>
+    Effect.gen(function* () {
+      yield* client.register(provider("cs_a"))
+      expect(gateway.providers.get("cs_a")).toEqual(provider("cs_a"))
+      expect(yield* client.probe("cs_a")).toBe("present")
+      yield* client.remove("cs_a")
+      expect(yield* client.probe("cs_a")).toBe("absent")
+      // Removing an absent provider counts as removed.
+      yield* client.remove("cs_a")
+      expect(gateway.calls.map((c) => c.method)).toEqual(["CreateProvider", "GetProvider", "DeleteProvider", "GetProvider", "DeleteProvider"])
+    }))
+
+  it.effect("reports the gateway's refusals as rejected (401, 403, 429, 409, 400 equivalents)", () =>
+    Effect.gen(function* () {
+      for (const code of [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.RESOURCE_EXHAUSTED, grpc.status.ALREADY_EXISTS, grpc.status.INVALID_ARGUMENT]) {
+        gateway.next("CreateProvider", { kind: "status", code })
+        expect(yield* outcome(client.register(provider("cs_b")))).toEqual({ outcome: "rejected", method: "CreateProvider" })
+      }
+      expect(gateway.providers.size).toBe(0)
+      gateway.next("GetProvider", { kind: "status", code: grpc.status.PERMISSION_DENIED })
+      expect(yield* outcome(client.probe("cs_b"))).toEqual({ outcome: "rejected", method: "GetProvider" })
+    }))
+
+  it.effect("reads the token file at each call: a rotated token is used, a wrong one refused", () =>
+    Effect.gen(function* () {
+      fs.writeFileSync(tokenFile, "stale-token")
+      expect(yield* outcome(client.register(provider("cs_c")))).toEqual({ outcome: "rejected", method: "CreateProvider" })
+      fs.writeFileSync(tokenFile, "gw-bearer-1")
+      yield* client.register(provider("cs_c"))
+      fs.rmSync(tokenFile)
+      expect(yield* outcome(client.probe("cs_c"))).toEqual({ outcome: "rejected", method: "GetProvider" })
+      expect(gateway.calls.map((c) => c.method)).toEqual(["CreateProvider", "CreateProvider"])
+    }))
+
+  it.effect("reports 5xx equivalents, a slow answer past requestTimeoutMs and a lost answer as noAnswer", () =>
+    Effect.gen(function* () {
+      for (const code of [grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.UNKNOWN]) {
+        gateway.next("CreateProvider", { kind: "status", code })
+        expect(yield* outcome(client.register(provider("cs_d")))).toEqual({ outcome: "noAnswer", method: "CreateProvider" })
+      }
+      gateway.next("CreateProvider", { kind: "slow", ms: 1500 })
+      expect(yield* outcome(client.register(provider("cs_slow")))).toEqual({ outcome: "noAnswer", method: "CreateProvider" })
+      // The gateway acted all the same: the copy is there.
+      expect(gateway.providers.has("cs_slow")).toBe(true)
+      gateway.next("DeleteProvider", { kind: "status", code: grpc.status.UNAVAILABLE })
+      expect(yield* outcome(client.remove("cs_slow"))).toEqual({ outcome: "noAnswer", method: "DeleteProvider" })
+      gateway.next("CreateProvider", { kind: "lost" })
+      expect(yield* outcome(client.register(provider("cs_lost")))).toEqual({ outcome: "noAnswer", method: "CreateProvider" })
+      expect(gateway.providers.has("cs_lost")).toBe(true)
+      // While the gateway is down, nothing answers; after its restart the same client works again.
+      expect(yield* outcome(client.probe("cs_lost"))).toEqual({ outcome: "noAnswer", method: "GetProvider" })
+      yield* Effect.promise(() => gateway.restart())
+      expect(yield* client.probe("cs_lost")).toBe("present")
+      yield* client.remove("cs_lost")
+      yield* client.remove("cs_slow")
+      expect(gateway.providers.size).toBe(0)
+    }))
+
+  it.effect("never puts gateway details in its errors", () =>
+    Effect.gen(function* () {
+      gateway.next("CreateProvider", { kind: "status", code: grpc.status.INTERNAL })
+      const error = yield* Effect.flip(client.register(provider("cs_e")))
+      expect(error).toBeInstanceOf(CredentialGatewayError)
+      expect(error.message).toBe("The Credential Gateway gave no answer to CreateProvider.")
+      expect(JSON.stringify(error)).not.toContain("sk-loopback-value")
+    }))
+})
