@@ -52,6 +52,7 @@ export {
   KubernetesCompute,
   LocalCompute,
   NamedDriver,
+  PluginDriver,
   RepoDriver,
   SecretDriver
 } from "./installation/drivers.js"
