@@ -2,3 +2,5 @@
 export * from "./catalog.js"
 export * from "./policy.js"
 export * from "./view.js"
+export * from "./plan.js"
+export * from "./install.js"

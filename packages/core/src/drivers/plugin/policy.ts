@@ -23,6 +23,7 @@ export const DRIVER_POLICY_FIELDS = ["allowPromptInjection", "allowConversationA
 
 /** The shape admission reads (the decoded SPEC 2.9 map). */
 interface ToolSettings {
+  readonly enabled?: boolean | undefined
   readonly approval?: string | undefined
   readonly reviewer?: string | undefined
   readonly approvers?: ReadonlyArray<unknown> | undefined
