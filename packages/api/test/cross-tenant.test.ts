@@ -181,7 +181,11 @@ describe("cross-tenant isolation", () => {
             name: "planted",
             configuration: { kind: "agent", values: {}, secretBindings: { B_KEY: { source: { kind: "secret", namespaceId: b, id: secret.id } } } }
           },
-          "POST /namespaces/:namespaceId/agents/provision/:workId/retry": null
+          "POST /namespaces/:namespaceId/agents/provision/:workId/retry": null,
+          // plugins (issue 13)
+          "POST /namespaces/:namespaceId/agents/plugins": {},
+          "POST /namespaces/:namespaceId/agents/plugins/details": { pluginId: "bundled:zalo" }
+          // end plugins
         }
 
         const before = yield* snapshotOf(b)

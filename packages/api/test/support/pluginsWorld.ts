@@ -1,4 +1,5 @@
 /** What the plugin tests share: a Namespace with an empty agent Configuration and its admin. */
+import { defaultInstallationConfig, type InstallationConfig } from "@svc/core/config"
 import { Effect } from "effect"
 import { TestServer } from "../../../../testing/server.js"
 import { expectData, type Result, seedAdmin, seedNamespace, send } from "./iamServer.js"
@@ -20,3 +21,9 @@ export const setUpPlugins = (label: string) =>
       send(baseUrl, method, `/namespaces/${ns}/${path}`, headers, body)
     return { baseUrl, admin, ns, configurationId: configuration.id as string, call }
   })
+
+/** The default Installation with the `bundled` Plugin Driver selected. */
+export const withBundledPlugins: InstallationConfig = {
+  ...defaultInstallationConfig,
+  drivers: { ...defaultInstallationConfig.drivers, plugin: { id: "bundled" } }
+}

@@ -34,7 +34,8 @@ export const PluginList = Schema.Struct({
 
 const Query = Schema.String.pipe(
   Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must not be empty") }),
-  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") })
+  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
+  Schema.filter((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s), { message: detailMessage("INVALID_FORMAT", "must not contain control characters") })
 )
 
 export const ListPlugins = RequestBody({
