@@ -22,7 +22,7 @@ import { InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
-import { Agents, AgentsLive, DeploymentEvents, Deployments, Diagnostics, Provisioning, Rollback, Workspace } from "./agents/index.js"
+import { AgentPluginsLive, Agents, AgentsLive, DeploymentEvents, Deployments, Diagnostics, PluginCatalog, Provisioning, Rollback, Workspace } from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { Permissions, PermissionsLive } from "./permissions/index.js"
 import { WorkOutboxLive } from "@svc/core/work"
@@ -59,6 +59,7 @@ const FeatureServicesLive = Layer.mergeAll(
   Provisioning.Default,
   Workspace.Default,
   Diagnostics.Default,
+  PluginCatalog.Default,
   ServiceKeys.Default,
   Accounts.Default,
   AccountStates.Default,
@@ -79,7 +80,7 @@ const FeatureServicesLive = Layer.mergeAll(
  * Needs an SqlClient, the AuthSettings, the BodyLimit (the pipeline gives it), and the SecretDriver
  * and ComputeDriver main.ts selects.
  */
-export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive, CredentialSourcesLive).pipe(
+export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AgentPluginsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive, CredentialSourcesLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   Layer.provideMerge(AuthenticationLive)

@@ -22,6 +22,7 @@ import {
   signedInSession
 } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
+import { withBundledPlugins } from "./support/pluginsWorld.js"
 import {
   apiTestLayer,
   expectError,
@@ -391,6 +392,16 @@ const routes: Record<string, RouteCase> = {
     prepare: (f) => Effect.map(provisioningRow(f.ns, f.admin.principalId), (id) => ({ path: `/namespaces/${f.ns}/agents/provision/${id}/retry` })),
     expect: inNamespace(202)
   },
+  // plugins (issue 13, DESIGN §15): this server selects the bundled Plugin Driver.
+  "POST /namespaces/:namespaceId/agents/plugins": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/agents/plugins`, body: {} }),
+    expect: inNamespace(200)
+  },
+  "POST /namespaces/:namespaceId/agents/plugins/details": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/agents/plugins/details`, body: { pluginId: "bundled:zalo" } }),
+    expect: inNamespace(200)
+  },
+  // end plugins
   // Presets (DESIGN §7)
   "POST /namespaces/:namespaceId/presets": {
     prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/presets`, body: { name: `p-${unique()}`, template: {} } }),
@@ -639,7 +650,7 @@ describe("the authorization matrix", () => {
     expect(Object.keys(routes).filter((key) => !keys.includes(key)), "expectations for routes that do not exist").toEqual([])
   })
 
-  it.layer(apiTestLayer(), { timeout: 300_000 })((it) => {
+  it.layer(apiTestLayer(withBundledPlugins), { timeout: 300_000 })((it) => {
     it.effect("every caller gets the exact status on every protected route", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

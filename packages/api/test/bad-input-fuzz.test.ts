@@ -16,6 +16,7 @@ import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
 import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { withBundledPlugins } from "./support/pluginsWorld.js"
 
 const SEED = 20261122
 const RUNS = 60
@@ -182,7 +183,7 @@ const tableSnapshot = (query: (sql: SqlClient.SqlClient) => Effect.Effect<Readon
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(query(sql), (rows) => rows.map((r) => r.row).join("\n")))
 
 describe("bad input on every tenancy and Agent create and update route", () => {
-  it.layer(apiTestLayer(), { timeout: 600_000 })((it) => {
+  it.layer(apiTestLayer(withBundledPlugins), { timeout: 600_000 })((it) => {
     it.effect("invalid bodies get a 4xx envelope and write nothing; shaped bodies never get a 5xx", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
@@ -360,8 +361,28 @@ describe("bad input on every tenancy and Agent create and update route", () => {
               Effect.zipWith(sql<{ row: string }>`SELECT row_to_json(r)::text AS row FROM credential_source_secret_refs r ORDER BY source_id`, audit(sql), (a, b) => [...a, ...b]),
               (a, b) => [...a, ...b]
             ))
-          }
+          },
           // end credential-sources
+          // plugins (issue 13): read-only routes; a refused body changes no Agent either.
+          {
+            route: "POST /namespaces/:namespaceId/agents/plugins",
+            method: "POST",
+            path: `/namespaces/${ns}/agents/plugins`,
+            valid: { q: "search", cursor: "bundled:a" },
+            fields: { q: "enum", cursor: "reference" },
+            required: [],
+            snapshot: agents
+          },
+          {
+            route: "POST /namespaces/:namespaceId/agents/plugins/details",
+            method: "POST",
+            path: `/namespaces/${ns}/agents/plugins/details`,
+            valid: { pluginId: "bundled:zalo" },
+            fields: { pluginId: "reference" },
+            required: ["pluginId"],
+            snapshot: agents
+          }
+          // end plugins
         ]
         const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
         const snapshot = (target: Target) => Runtime.runPromise(runtime)(target.snapshot)

@@ -205,7 +205,11 @@ describe("cross-tenant isolation", () => {
             name: "planted",
             type: "modelvendor",
             secrets: { api_key: { kind: "secret", namespaceId: b, id: secret.id } }
-          }
+          },
+          // plugins (issue 13)
+          "POST /namespaces/:namespaceId/agents/plugins": {},
+          "POST /namespaces/:namespaceId/agents/plugins/details": { pluginId: "bundled:zalo" }
+          // end plugins
         }
 
         const before = yield* snapshotOf(b)

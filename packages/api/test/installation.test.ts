@@ -24,7 +24,7 @@ import {
 const configured = Either.getOrThrow(decodeInstallationConfig("test", {
   drivers: {
     compute: { id: "kubernetes" },
-    plugin: { id: "builtin" },
+    plugin: { id: "bundled" },
     serviceAccount: { id: "modelvendor" },
     sandbox: { id: "gateway" },
     credentialGateway: { id: "gateway" },

@@ -6,11 +6,12 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { InstallationConfiguration } from "@svc/core/config"
-import { NotFound, NotImplemented, ResourceConflict } from "@svc/core/errors"
+import { NotFound, ResourceConflict } from "@svc/core/errors"
 import { Effect, Option, Schema } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { configurationRef } from "../configurations/configurations.js"
 import { capabilitiesOf } from "../installation/capabilities.js"
+import { admitPlugins } from "./pluginAdmission.js"
 import { secretRef } from "../secrets/policy.js"
 import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 import { credentialSourceBinding } from "./credentialSourceBinding.js"
@@ -122,9 +123,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
           return yield* new ResourceConflict({ message: `Execution mode ${draft.executionMode} is not offered by this Installation.` })
         }
         yield* admitHarness(namespaceId, draft, modes.includes("dedicated"))
-        if (draft.plugins !== undefined && Object.keys(draft.plugins).length > 0 && installation.drivers.plugin === undefined) {
-          return yield* new NotImplemented({ message: "Plugin selections need a Plugin Driver, and none is selected." })
-        }
+        yield* admitPlugins(installation, draft.plugins)
       })
 
     /** Every check of a draft: its Configuration, then its launch settings. */

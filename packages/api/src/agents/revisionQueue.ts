@@ -9,6 +9,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import { AuditLog } from "@svc/core/audit"
 import { InstallationConfiguration } from "@svc/core/config"
+import { CATALOG_VERSION } from "@svc/core/drivers/plugin"
 import { type AgentRow, AgentsRepo, NamespacesRepo, RevisionsRepo, type RevisionSnapshot, WorkItemsRepo } from "@svc/core/db"
 import { AgentDeleting, Forbidden, NamespaceNotReady, NotFound } from "@svc/core/errors"
 import { CurrentCaller, decide } from "@svc/core/iam"
@@ -143,7 +144,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
           plugins: {
             driver: installation.drivers.plugin === undefined
               ? { id: "none", implementation: "none" }
-              : { id: installation.drivers.plugin.id, implementation: installation.drivers.plugin.id },
+              : { id: installation.drivers.plugin.id, implementation: `${installation.drivers.plugin.id}@${CATALOG_VERSION}` },
             plugins: from.plugins ?? {}
           },
           pluginApprovers: from.pluginApprovers,

@@ -1,13 +1,14 @@
 import type { InstallationConfig } from "@svc/core/config"
 import { type Confinement, confinementCheck } from "@svc/core/drivers/compute"
+import { bundledPolicies } from "@svc/core/drivers/plugin"
 import type { Capabilities, InstallationCheck } from "@svc/core/api"
 
 /**
  * The capabilities the selected Drivers give (SPEC 2.2); docs/decisions/iam.md explains each.
  * - Compute `local` runs each Agent's gateway as a child process on this host: `embedded`
  *   execution only. `kubernetes` can also give an Agent dedicated native workers.
- * - `pluginPolicies` only with a Plugin Driver; a Driver that declares no policy controls
- *   supports no explicit reviewers and no saved approvers.
+ * - `pluginPolicies` only with a Plugin Driver: what the `bundled` Driver supports
+ *   (`@svc/core/drivers/plugin` `bundledPolicies`, docs/decisions/plugins.md).
  */
 export const capabilitiesOf = (config: InstallationConfig): Capabilities => {
   const dedicated = config.drivers.compute.id === "kubernetes"
@@ -16,12 +17,7 @@ export const capabilitiesOf = (config: InstallationConfig): Capabilities => {
     ...(dedicated ? { nativeWorkers: {} } : {}),
     ...(config.drivers.plugin === undefined
       ? {}
-      : {
-        pluginPolicies: {
-          reviewers: { defaults: [], tool: [] },
-          approvers: { agentDefault: false, pluginOverride: false, toolOverride: false }
-        }
-      })
+      : { pluginPolicies: bundledPolicies })
   }
 }
 

@@ -9,6 +9,7 @@ import { NamespacesApi } from "./namespaces/api.js"
 import { SecretsApi } from "./secrets/api.js"
 import { ConfigurationsApi } from "./configurations/api.js"
 import { AgentsApi } from "./agents/api.js"
+import { AgentPluginsApi } from "./agentPlugins/api.js"
 import { PresetsApi } from "./presets/api.js"
 import { AuditApi } from "./audit/api.js"
 import { PermissionsApi } from "./permissions/api.js"
@@ -28,6 +29,7 @@ export const SvcApi = documented(withApiErrors(HttpApi.make("svc")).add(HealthAp
   .add(ConfigurationsApi)
   .add(PresetsApi)
   .add(AgentsApi)
+  .add(AgentPluginsApi)
   .add(AuditApi)
   .add(PermissionsApi)
   .add(ServiceAccountsApi)

@@ -53,6 +53,7 @@ export {
   KubernetesCompute,
   LocalCompute,
   NamedDriver,
+  PluginDriver,
   RepoDriver,
   SecretDriver
 } from "./installation/drivers.js"

@@ -18,6 +18,7 @@ import { deliveredSecrets } from "@svc/core/tenancy"
 import { ProcessConfiguration } from "@svc/core/config"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
+import { preparePlugins } from "./plugins.js"
 
 export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
 
@@ -148,6 +149,7 @@ export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(fun
   // Staged until the first activation deletes them (SPEC 4.4 rule 3): never replayed afterwards.
   const agents = yield* AgentsRepo
   const staged = yield* agents.stagedFiles(start.agentId).pipe(Effect.catchTag("SqlError", databaseFailure))
+  const prepared = yield* preparePlugins(start.snapshot)
   yield* driver.startGateway({
     namespaceId: start.namespaceId,
     agentId: start.agentId,
@@ -155,11 +157,16 @@ export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(fun
     values: start.snapshot.configuration,
     env,
     modelProbe: probe,
-    initialFiles: Option.getOrUndefined(staged)
+    initialFiles: Option.getOrUndefined(staged),
+    plugins: prepared.plugins
   }).pipe(
     Effect.mapError(driverFailure),
     Effect.tapError((failure) => start.recordFailure ? recordRuntimeFailure(start.revisionId, failure) : Effect.void)
   )
+  if (start.recordFailure) {
+    const revisions = yield* RevisionsRepo
+    yield* revisions.recordWarnings(start.revisionId, prepared.warnings).pipe(Effect.catchTag("SqlError", databaseFailure), Effect.catchTag("ParseError", Effect.die))
+  }
 }, Effect.provide(GatewayRepos))
 
 /**

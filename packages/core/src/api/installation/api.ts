@@ -14,7 +14,9 @@ export const PluginPolicies = Schema.Struct({
   /** Reviewer values supported at each scope; empty: explicit reviewer selection unsupported there. */
   reviewers: Schema.Struct({ defaults: Schema.Array(Schema.String), tool: Schema.Array(Schema.String) }),
   /** Whether approvers can be saved at each level. */
-  approvers: Schema.Struct({ agentDefault: Schema.Boolean, pluginOverride: Schema.Boolean, toolOverride: Schema.Boolean })
+  approvers: Schema.Struct({ agentDefault: Schema.Boolean, pluginOverride: Schema.Boolean, toolOverride: Schema.Boolean }),
+  /** The approval modes the Driver can apply (SPEC 2.9); others are refused at admission. */
+  approvalModes: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "PluginPolicies" })
 
 export const Capabilities = Schema.Struct({

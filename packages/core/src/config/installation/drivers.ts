@@ -5,7 +5,7 @@
  * are absent unless configured.
  */
 import { Schema } from "effect"
-import { AbsolutePath, boundedInt, Identifier } from "./fields.js"
+import { AbsolutePath, boundedInt, HttpsUrl, Identifier } from "./fields.js"
 
 export const IamDriver = Schema.Struct({ id: Schema.Literal("builtin") })
 
@@ -26,6 +26,17 @@ export const SecretDriver = Schema.Struct({ id: Schema.Literal("builtin") })
 /** A Driver with no Installation-level settings of its own. */
 export const NamedDriver = Schema.Struct({ id: Identifier })
 
+/**
+ * DESIGN §15: the `bundled` Plugin Driver, a curated catalog of OpenClaw plugins pinned by
+ * version and integrity. `registry` is where their tarballs are fetched (an npm registry or a
+ * mirror of it; default the public npm registry); what is fetched is checked against the pinned
+ * integrity whatever the source.
+ */
+export const PluginDriver = Schema.Struct({
+  id: Schema.Literal("bundled"),
+  registry: Schema.optionalWith(HttpsUrl, { exact: true })
+})
+
 /** SPEC 2.15: the Repo Driver carries its own settings, never the code-host App key. */
 export const RepoDriver = Schema.Struct({
   id: Identifier,
@@ -39,7 +50,7 @@ export const Drivers = Schema.Struct({
   iam: Schema.optionalWith(IamDriver, { exact: true, default: () => ({ id: "builtin" as const }) }),
   compute: Schema.optionalWith(ComputeDriver, { exact: true, default: () => ({ id: "local" as const }) }),
   secret: Schema.optionalWith(SecretDriver, { exact: true, default: () => ({ id: "builtin" as const }) }),
-  plugin: Schema.optionalWith(NamedDriver, { exact: true }),
+  plugin: Schema.optionalWith(PluginDriver, { exact: true }),
   serviceAccount: Schema.optionalWith(NamedDriver, { exact: true }),
   repo: Schema.optionalWith(RepoDriver, { exact: true }),
   credentialGateway: Schema.optionalWith(NamedDriver, { exact: true }),

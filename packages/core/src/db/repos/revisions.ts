@@ -67,7 +67,9 @@ export const GatewaySnapshot = Schema.Struct({
       method: Schema.String,
       source: Schema.optional(Schema.Struct({ id: Schema.String }))
     })))
-  })
+  }),
+  /** The frozen plugin selection; decoded by the worker, which warns about what it cannot use. */
+  plugins: Schema.optional(Schema.Struct({ driver: ComputeRef, plugins: Schema.optional(Schema.Unknown) }))
 })
 export type GatewaySnapshot = typeof GatewaySnapshot.Type
 
@@ -150,7 +152,14 @@ export class RevisionsRepo extends Effect.Service<RevisionsRepo>()("@svc/core/Re
       `
     })
 
+    /** The warnings of the revision's deployment (SPEC 2.7), replacing any of an earlier attempt. */
+    const recordWarnings = SqlSchema.void({
+      Request: Schema.Struct({ id: RevisionId, warnings: Schema.Unknown }),
+      execute: (req) => sql`UPDATE agent_revisions SET warnings = ${JSON.stringify(req.warnings)}::jsonb WHERE id = ${req.id}`
+    })
+
     return {
+      recordWarnings: (id: RevisionId, warnings: ReadonlyArray<{ readonly code: string; readonly pluginId: string }>) => recordWarnings({ id, warnings }),
       insert: (row: typeof InsertRevision.Type, secretIds: ReadonlyArray<string>) => insert(row, secretIds).pipe(Effect.orDie),
       findLive: (key: typeof RevisionKey.Type) => findLive(key).pipe(Effect.orDie),
       page,

@@ -34,6 +34,16 @@ export class ComputeNotImplemented extends Data.TaggedError("ComputeNotImplement
 
 export type ComputeError = ComputeFailure | ComputeNotImplemented
 
+/** A plugin a revision's gateway loads (DESIGN §15): its package unpacked on this host, and its gates. */
+export interface GatewayPlugin {
+  /** The plugin's own id: its `plugins.entries` key. */
+  readonly pluginId: string
+  /** The verified, unpacked package (the Plugin Driver's host cache); the driver copies it. */
+  readonly directory: string
+  readonly deniedTools: ReadonlyArray<string>
+  readonly hooks: Readonly<Record<string, boolean>>
+}
+
 /** What a revision's gateway needs to start. */
 export interface GatewaySpec {
   readonly namespaceId: NamespaceId
@@ -53,6 +63,8 @@ export interface GatewaySpec {
    * are never replayed over later edits.
    */
   readonly initialFiles?: Readonly<Record<string, string>> | undefined
+  /** The plugins to load, enabled; none when absent. */
+  readonly plugins?: ReadonlyArray<GatewayPlugin> | undefined
   /**
    * When set, a start is only successful after one chat completion through the gateway; an
    * upstream credential rejection fails permanently with `RUNTIME_AUTHENTICATION_FAILED`.

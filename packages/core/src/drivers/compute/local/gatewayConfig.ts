@@ -26,7 +26,11 @@
  *   boundary, this keeps the model out of the rest of its own tree, e.g. its state and logs);
  * - `env.shellEnv.enabled` false: no environment imported from a login shell;
  * - every key that names a host path or sets a reserved variable (`refusedGatewayValues` in
- *   `@svc/core/schema`, refused at admission too) is dropped.
+ *   `@svc/core/schema`, refused at admission too) is dropped;
+ * - the revision's plugins (DESIGN §15): `plugins.load.paths` is exactly their directories,
+ *   `plugins.entries.<id>` is `enabled: true` with the hook policy of their `driverPolicy`, a
+ *   restrictive `plugins.allow` of the user's also lists them, and the tools the selection
+ *   disables join `tools.deny`.
  *
  * Everything else is the user's, validated by OpenClaw itself: an unknown key makes the gateway
  * exit 78, which the supervisor reports as `GATEWAY_CONFIG_REJECTED`.
@@ -36,10 +40,18 @@ import { withoutRefusedGatewayValues } from "../../../schema/gatewayValues.js"
 
 export type JsonObject = { [key: string]: unknown }
 
+/** The revision's plugins as placed in the Agent's directory (`pluginFiles.ts`). */
+export interface PluginRendering {
+  readonly loadPaths: ReadonlyArray<string>
+  readonly entries: Readonly<Record<string, { readonly hooks: Readonly<Record<string, boolean>> }>>
+  readonly deniedTools: ReadonlyArray<string>
+}
+
 export interface EnforcedGatewaySettings {
   readonly port: number
   readonly workspace: string
   readonly logFile: string
+  readonly plugins?: PluginRendering | undefined
 }
 
 const isObject = (value: unknown): value is JsonObject =>
@@ -89,8 +101,37 @@ const clampAgentEntry = (entry: unknown): unknown => {
   return clamped
 }
 
+const strings = (value: unknown): Array<string> => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [])
+
+/** `document` with the revision's plugins loaded, enabled and gated. */
+const withPlugins = (document: JsonObject, rendering: PluginRendering | undefined): JsonObject => {
+  if (rendering === undefined || rendering.loadPaths.length === 0) return document
+  const plugins = objectAt(document.plugins)
+  const ids = Object.keys(rendering.entries)
+  const entries = { ...objectAt(plugins.entries) }
+  for (const [id, entry] of Object.entries(rendering.entries)) {
+    const current = objectAt(entries[id])
+    entries[id] = { ...current, enabled: true, hooks: { ...objectAt(current.hooks), ...entry.hooks } }
+  }
+  const tools = objectAt(document.tools)
+  return {
+    ...document,
+    plugins: {
+      ...plugins,
+      ...(Array.isArray(plugins.allow) ? { allow: [...new Set([...strings(plugins.allow), ...ids])] } : {}),
+      ...(Array.isArray(plugins.deny) ? { deny: strings(plugins.deny).filter((id) => !ids.includes(id)) } : {}),
+      load: { ...objectAt(plugins.load), paths: [...rendering.loadPaths] },
+      entries
+    },
+    tools: rendering.deniedTools.length === 0 ? tools : { ...tools, deny: [...new Set([...strings(tools.deny), ...rendering.deniedTools])] }
+  }
+}
+
 /** The configuration document the gateway is started with. */
-export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewaySettings): JsonObject => {
+export const renderGatewayConfig = (values: JsonObject, enforced: EnforcedGatewaySettings): JsonObject =>
+  withPlugins(renderEnforced(values, enforced), enforced.plugins)
+
+const renderEnforced = (values: JsonObject, enforced: EnforcedGatewaySettings): JsonObject => {
   const user = objectAt(withoutRefusedGatewayValues(objectAt(values)))
   const gateway = objectAt(user.gateway)
   const agents = objectAt(user.agents)

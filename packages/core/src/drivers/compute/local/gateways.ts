@@ -53,6 +53,7 @@ import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
 import { workspaceFile, writeWorkspace } from "./workspaceFiles.js"
 import { makeWorkspaceAccess } from "./gatewayWorkspace.js"
 import { findLiveGateways } from "./liveGateways.js"
+import { placePlugins } from "./pluginFiles.js"
 
 export { GatewayCodes } from "./gatewayFailures.js"
 
@@ -263,7 +264,8 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         const config = renderGatewayConfig(spec.values as Record<string, unknown>, {
           port,
           workspace: layout.workspace,
-          logFile: path.join(layout.logs, "openclaw.log")
+          logFile: path.join(layout.logs, "openclaw.log"),
+          plugins: await placePlugins(layout, spec.plugins ?? [])
         })
         await writePrivateFile(layout.configFile, serializeGatewayConfig(config))
         if (owner !== undefined) await shareReadOnly(layout.configFile, owner)
