@@ -45,6 +45,8 @@ describe("list statements", () => {
           `/namespaces/${ns}/configurations`,
           `/namespaces/${ns}/secrets`,
           `/namespaces/${ns}/presets`,
+          `/namespaces/${ns}/service-accounts`,
+          `/namespaces/${ns}/credential-sources`,
           `/namespaces/${ns}/iam/roles`,
           `/namespaces/${ns}/iam/access-bindings`,
           "/iam/service-principals",

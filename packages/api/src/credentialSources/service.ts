@@ -17,6 +17,7 @@ import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { CredentialSourceId, type NamespaceId, type SecretId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { secretRef } from "../secrets/policy.js"
@@ -51,6 +52,7 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
+    const pages = yield* GatedPages
     const { client } = yield* CredentialGateway
     const secretDriver = yield* SecretDriver
 
@@ -129,11 +131,9 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
 
     const list = Effect.fn("CredentialSources.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "credential_source:read", "credential_source", { id: "c.id", namespaceId: "c.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...inNamespace(sql, namespaceId), page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       return rows.map((row) => toCredentialSource(row))
     })
 
@@ -184,6 +184,7 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
     SecretsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    NamespaceGuard.Default
+    NamespaceGuard.Default,
+    GatedPages.Default
   ]
 }) {}

@@ -14,6 +14,7 @@ import { CurrentCaller, visibleTo } from "@svc/core/iam"
 import { type NamespaceId, ServiceAccountId } from "@svc/core/schema"
 import { Effect, Either, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
+import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { secretRef } from "../secrets/policy.js"
@@ -34,6 +35,7 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
     const driver = yield* ServiceAccountDriver
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
+    const pages = yield* GatedPages
 
     const recordCreated = (principalId: string, namespaceId: NamespaceId, id: ServiceAccountId, name: string, managed: boolean) =>
       audit.record({
@@ -79,11 +81,9 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
 
     const list = Effect.fn("ServiceAccounts.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
-      yield* authorize("namespace:read", namespaceRef(namespaceId))
-      yield* namespaces.requireLive(namespaceId)
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "service_account:read", "service_account", { id: "a.id", namespaceId: "a.namespace_id" })
-      const rows = yield* repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible)
+      const rows = yield* pages.page({ ...inNamespace(sql, namespaceId), page: repo.page({ namespace_id: namespaceId, after: page.after, limit: page.limit }, visible) })
       const now = new Date()
       return rows.map((row) => toServiceAccount(row, now))
     })
@@ -130,5 +130,5 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
 
     return { create, list, get, setCredential }
   }),
-  dependencies: [ServiceAccountsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default]
+  dependencies: [ServiceAccountsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { CredentialSourceId, NamespaceId, SecretId } from "../../schema/ids.js"
 
 export const CredentialSourceState = Schema.Literal("registering", "ready", "deleting")
@@ -118,19 +119,15 @@ export class CredentialSourcesRepo extends Effect.Service<CredentialSourcesRepo>
       `
     })
 
-    const page = (request: typeof Page.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: Page,
-        Result: CredentialSourceRow,
-        execute: (req) => sql`
+    const page = (req: typeof Page.Type, visible: Statement.Fragment): PageQuery<typeof CredentialSourceRow.Type> =>
+      pageQuery(CredentialSourceRow, sql`
           ${select}
           WHERE c.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`c.id > ${req.after}`}
+            AND ${afterCursor(sql, "c.id", req.after)}
             AND ${visible}
           ORDER BY c.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     /**
      * Sources the sweep settles: `registering` ones older than `olderThanMs` become `deleting`

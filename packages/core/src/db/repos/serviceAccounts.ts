@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId, ServiceAccountId } from "../../schema/ids.js"
 import { AGENT_DEPLOY } from "../../tenancy/agents.js"
 import { SealedColumns } from "./secrets.js"
@@ -182,19 +183,15 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       `
     })
 
-    const page = (request: typeof Page.Type, visible: Statement.Fragment) =>
-      SqlSchema.findAll({
-        Request: Page,
-        Result: ServiceAccountRow,
-        execute: (req) => sql`
+    const page = (req: typeof Page.Type, visible: Statement.Fragment): PageQuery<typeof ServiceAccountRow.Type> =>
+      pageQuery(ServiceAccountRow, sql`
           SELECT ${columns} FROM service_accounts a
           WHERE a.namespace_id = ${req.namespace_id}
-            AND ${req.after === undefined ? sql`TRUE` : sql`a.id > ${req.after}`}
+            AND ${afterCursor(sql, "a.id", req.after)}
             AND ${visible}
           ORDER BY a.id
           LIMIT ${req.limit}
-        `
-      })(request).pipe(Effect.orDie)
+        `)
 
     return {
       insert: (row: typeof Insert.Type) => insert(row).pipe(Effect.orDie),
