@@ -250,7 +250,7 @@ describe("Installation configuration", () => {
   // credential-sources: the sandbox_gateway Backend rules of SPEC 2.15, one case each.
   describe("sandbox_gateway Backend (SPEC 2.15)", () => {
     const withConfiguration = (configuration: object) => ({
-      drivers: fullDrivers,
+      drivers: driversWithoutAccounts,
       backends: [{ ...sandboxGateway, configuration }]
     })
     const bearer = { mode: "bearerTokenFile", path: "/run/secrets/token" }
