@@ -149,7 +149,7 @@ export const startCluster = async (dir: string, binaries: KubernetesBinaries = e
 
   const controllerManager = launch(dir, "kube-controller-manager", binaries.controllerManager, [
     `--kubeconfig=${partial.kubeconfig}`,
-    "--controllers=deployment,replicaset,namespace,garbagecollector,serviceaccount,serviceaccount-token,endpoint,endpointslice,resourcequota",
+    "--controllers=deployment,replicaset,namespace,garbagecollector,serviceaccount,serviceaccount-token,endpoint,endpointslice,resourcequota,pvc-protection",
     `--service-account-private-key-file=${path.join(dir, "sa.key")}`,
     `--root-ca-file=${path.join(dir, "certs", "apiserver.crt")}`,
     "--use-service-account-credentials=false",

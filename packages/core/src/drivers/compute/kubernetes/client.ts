@@ -122,7 +122,7 @@ export const makeCluster = (config: KubeConfig): Cluster => {
       Effect.catchAll((cause) => (statusOf(cause) === 404 ? Effect.succeed(undefined) : callFailed("read", describe(ref))(cause)))
     )
   const remove = (ref: ObjectRef) =>
-    send({ method: "DELETE", path: resourceUrlPath(ref), body: { propagationPolicy: "Background" } }).pipe(
+    send({ method: "DELETE", path: `${resourceUrlPath(ref)}?propagationPolicy=Background` }).pipe(
       Effect.asVoid,
       Effect.catchAll((cause) => (statusOf(cause) === 404 ? Effect.void : callFailed("delete", describe(ref))(cause)))
     )

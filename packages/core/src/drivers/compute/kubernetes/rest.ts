@@ -63,9 +63,14 @@ export const restRequest = async (config: KubeConfig, request: RestRequest): Pro
   const cluster = config.getCurrentCluster()
   if (cluster === null) throw new Error("the kubeconfig has no current cluster")
   const url = new URL(request.path, cluster.server)
+  const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body))
   const options: https.RequestOptions = {
     method: request.method,
-    headers: { accept: "application/json", ...(request.body === undefined ? {} : { "content-type": request.contentType ?? "application/json" }) }
+    // A length, not chunks: the API server ignores a chunked body on DELETE.
+    headers: {
+      accept: "application/json",
+      ...(payload === undefined ? {} : { "content-type": request.contentType ?? "application/json", "content-length": payload.length })
+    }
   }
   await config.applyToHTTPSOptions(options)
   const transport = url.protocol === "https:" ? https : http
@@ -87,7 +92,7 @@ export const restRequest = async (config: KubeConfig, request: RestRequest): Pro
     })
     outgoing.on("timeout", () => outgoing.destroy(new Error("the Kubernetes API did not answer in time")))
     outgoing.on("error", reject)
-    if (request.body !== undefined) outgoing.write(JSON.stringify(request.body))
+    if (payload !== undefined) outgoing.write(payload)
     outgoing.end()
   })
 }
