@@ -6,6 +6,7 @@
  * Kubernetes namespace.
  */
 import { describe, expect, layer as effectLayer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
@@ -30,6 +31,8 @@ import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 const GOOD_KEY = "sk-k8s-e2e-good-7a1c3e"
 const world = await gatewayFixture("svc-k8s-e2e-", GOOD_KEY)
 const owned = new Set<string>()
+/** Agents whose Pods the test node never runs (they stay Running, never Ready). */
+const neverReady = new Set<string>()
 let cluster: Compute.Cluster
 
 /** One driver for the API and the worker, over the shared cluster, reaching gateways through the test node. */
@@ -40,8 +43,13 @@ const kubernetes = Layer.scoped(
       const state = await sharedCluster()
       cluster = clusterOf(state)
       const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-k8s-e2e-node-"))
-      const node = await startTestNode(cluster, { name: `node-e2e-${randomBytes(4).toString("hex")}`, workDir, owns: (name) => owned.has(name) })
-      return { node, workDir, driver: kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.minutes(4) }) }
+      const node = await startTestNode(cluster, {
+        name: `node-e2e-${randomBytes(4).toString("hex")}`,
+        workDir,
+        owns: (name) => owned.has(name),
+        neverReady: (pod) => neverReady.has(pod.labels["svc/agent-id"] ?? "")
+      })
+      return { node, workDir, driver: kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.seconds(90) }) }
     }),
     ({ node, workDir }) => Effect.promise(async () => {
       await node.stop()
@@ -146,6 +154,37 @@ describe("an Agent's life on the kubernetes Compute Driver", () => {
         expect(deleted.status, deleted.text).toBe(202)
         yield* until(call("GET", `/namespaces/${ns}`), (r) => r.status === 404, 240)
         expect(yield* object("Namespace", undefined, kns)).toBeUndefined()
+      }), 15 * 60_000)
+
+    it.effect("a revision whose Pod never becomes Ready ends CONVERGENCE_DEADLINE_EXCEEDED with its runtimeFailure", () =>
+      Effect.gen(function* () {
+        const fake = world.fake()
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("k8s-never@example.com")
+        const call = (method: string, p: string, body?: unknown, headers: Headers = admin.headers) => send(baseUrl, method, p, headers, body)
+        const { ns, agent, agentPath } = yield* setUpModelAgent(call, { namespace: "k8s-never", agent: "never-ready", modelKey: GOOD_KEY, fake })
+        owned.add(Compute.kubernetesNamespace({ id: Schema.decodeSync(NamespaceId)(ns) }))
+        neverReady.add(agent.id)
+        const revision = expectData(yield* call("POST", `${agentPath}/deploy`), 202).id as string
+        // The worker notes the failed readiness check and retries; then the deadline passes.
+        const noted = () => sql<{ runtime_failure: unknown }>`SELECT runtime_failure FROM agent_revisions WHERE id = ${revision}`
+        yield* until(noted(), (rows) => rows[0]?.runtime_failure !== null, { progress: workItemProgress(revision) })
+        yield* sql`UPDATE work_items SET deadline_at = now() WHERE kind = 'agent.deploy' AND key = ${revision}`
+        const failed = expectData(
+          yield* until(call("GET", `${agentPath}/deployments/${revision}`), (r) => r.body.data?.status === "failed", 120),
+          200
+        )
+        expect(failed.error.code).toBe("CONVERGENCE_DEADLINE_EXCEEDED")
+        expect(failed.error.message).toBe("The deployment did not converge before its deadline.")
+        expect(failed.error.data.timeoutMs).toBeGreaterThan(0)
+        expect(failed.error.data.runtimeFailure).toEqual({
+          component: "gateway",
+          check: "readiness",
+          checkedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+          code: "GATEWAY_START_TIMEOUT"
+        })
+        expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBeUndefined()
       }), 15 * 60_000)
   })
 })
