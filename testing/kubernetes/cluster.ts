@@ -158,6 +158,11 @@ export const startCluster = async (dir: string, binaries: KubernetesBinaries = e
     "--secure-port=0",
     "--port=0"
   ])
+  // Up once its service-account controller has made the default namespace's account; killing
+  // the API server before then would end it (it exits when discovery fails at start).
+  await waitUntil(dir, "kube-controller-manager", controllerManager, () =>
+    apiStatus(partial, "/api/v1/namespaces/default/serviceaccounts/default").then((status) => status === 200)
+  )
   return { ...partial, pids: { etcd, apiserver, controllerManager } }
 }
 

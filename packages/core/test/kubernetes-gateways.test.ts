@@ -75,7 +75,7 @@ afterAll(async () => {
   await Effect.runPromise(Effect.either(driver.teardownNamespace(namespace)))
   await node?.stop()
   await fake?.close()
-  if (workDir !== undefined && process.env.KEEP_NODE === undefined) fs.rmSync(workDir, { recursive: true, force: true })
+  if (workDir !== undefined) fs.rmSync(workDir, { recursive: true, force: true })
 }, 180_000)
 
 const get = <T>(kind: "Deployment" | "Service" | "Secret" | "ConfigMap" | "PersistentVolumeClaim", name: string) =>
