@@ -7,12 +7,16 @@ import type { ClusterState } from "./cluster.js"
 export const clusterOf = (state: ClusterState): Compute.Cluster =>
   Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: state.kubeconfig, context: "test" }))
 
+/** This test file's instance: its workers' orphan sweeps leave other files' gateways alone. */
+const scope = `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+
 export const kubernetesDriver = (
   state: ClusterState,
   options: Compute.KubernetesComputeOptions = {}
 ): Compute.ComputeDriverShape =>
   Compute.makeKubernetesComputeFor(clusterOf(state), { kubeconfigPath: state.kubeconfig, context: "test" }, {
     deletionWait: Duration.minutes(2),
+    scope,
     ...options
   })
 

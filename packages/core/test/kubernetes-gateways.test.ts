@@ -103,11 +103,13 @@ describe("kubernetes Agent half with the test node", () => {
         "svc/agent-id": agentId
       }
       const deployment = (yield* get<DeploymentLike>("Deployment", name))!
-      expect(deployment.metadata?.labels).toEqual({ ...labels, "svc/revision-id": "rev_one" })
+      // The scope label marks this test file's gateways (testing/kubernetes/driver.ts).
+      const scope = { "svc/scope": expect.stringMatching(/^test-[0-9]+-[a-z0-9]+$/) }
+      expect(deployment.metadata?.labels).toEqual({ ...labels, "svc/revision-id": "rev_one", ...scope })
       expect(deployment.spec.replicas).toBe(1)
       expect(deployment.spec.strategy).toEqual({ type: "Recreate" })
       expect(deployment.spec.selector).toEqual({ matchLabels: labels })
-      expect(deployment.spec.template.metadata.labels).toEqual({ ...labels, "svc/revision-id": "rev_one" })
+      expect(deployment.spec.template.metadata.labels).toEqual({ ...labels, "svc/revision-id": "rev_one", ...scope })
       const pod = deployment.spec.template.spec
       expect(pod.automountServiceAccountToken).toBe(false)
       expect(pod.enableServiceLinks).toBe(false)

@@ -18,6 +18,11 @@ export type KubernetesSettings = Omit<typeof KubernetesCompute.Type, "id">
 export interface KubernetesComputeOptions extends NamespaceOptions, Partial<Omit<GatewayOptions, "resolver">> {
   /** How gateways are reached; default: their Service DNS names (the service runs in the cluster). */
   readonly resolver?: EndpointResolver | undefined
+  /**
+   * Labels this instance's gateways so `liveGateways` (the orphan sweep) sees only them, when
+   * several services share one cluster (the test files sharing one API server do).
+   */
+  readonly scope?: string | undefined
 }
 
 export const makeKubernetesComputeFor = (
@@ -30,7 +35,7 @@ export const makeKubernetesComputeFor = (
   ...makeKubernetesNamespaces(cluster, options),
   ...makeKubernetesGateways(cluster, {
     ...options,
-    settings,
+    settings: { ...settings, scope: options.scope },
     resolver: options.resolver ?? serviceDnsResolver(settings.clusterDomain)
   })
 })

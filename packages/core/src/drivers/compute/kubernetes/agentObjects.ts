@@ -32,6 +32,8 @@ export interface GatewayWorkload {
     readonly storage?: string | undefined
   } | undefined
   readonly storageClassName?: string | undefined
+  /** Labels the Deployment with its owner (`LABELS.scope`) when set. */
+  readonly scope?: string | undefined
 }
 
 export const defaultImage = `ghcr.io/openclaw/openclaw:${RuntimeVersions.openclaw}`
@@ -80,7 +82,7 @@ export const agentManifests = (
   workload: GatewayWorkload
 ): AgentManifests => {
   const name = agentObjectName(spec.agentId)
-  const labels = revisionLabels(spec)
+  const labels = { ...revisionLabels(spec), ...(workload.scope === undefined ? {} : { [LABELS.scope]: workload.scope }) }
   const selector = agentLabels(spec)
   const metadata = { name, namespace, labels }
   const config = renderPodGatewayConfig(spec.values)

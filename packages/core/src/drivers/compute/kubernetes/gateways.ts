@@ -169,8 +169,10 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       return { url, token }
     })
 
+  const scoped = options.settings.scope === undefined ? "" : `,${LABELS.scope}=${options.settings.scope}`
+  // Only this instance's gateways: another service sharing the cluster keeps its own.
   const liveGateways: AgentHalf["liveGateways"] = cluster.list<KubernetesObject & V1Deployment>("apps/v1", "Deployment", {
-    labelSelector: `${LABELS.managedBy}=${MANAGED_BY},${LABELS.component}=gateway`
+    labelSelector: `${LABELS.managedBy}=${MANAGED_BY},${LABELS.component}=gateway${scoped}`
   }).pipe(
     Effect.map((deployments) =>
       deployments.flatMap((deployment) => {

@@ -13,7 +13,9 @@ export const LABELS = {
   agentId: "svc/agent-id",
   revisionId: "svc/revision-id",
   /** On a namespace: "true" when we created it (and delete it), "false" for a bound `existingNamespace`. */
-  owned: "svc/owned"
+  owned: "svc/owned",
+  /** Which service instance owns a gateway, when several share a cluster (`KubernetesComputeOptions.scope`). */
+  scope: "svc/scope"
 } as const
 
 export const MANAGED_BY = "svc"
