@@ -10,6 +10,7 @@ import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
 import { ensureTestRuntime } from "./gatewayRuntime.js"
+import { stopSharedCluster } from "./kubernetes/runDir.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -27,16 +28,23 @@ const removeTestGatewayUsers = async () => {
 
 export default async function setup(project: TestProject) {
   const runtime = ensureTestRuntime()
+  // The Kubernetes test files' shared cluster starts on first use (kubernetes/shared.ts).
+  const k8sRunDir = scratchDir("svc-test-k8s-")
+  project.provide("k8sRunDir", k8sRunDir)
   const external = process.env.TEST_DATABASE_URL
   if (external) {
     project.provide("pgAdminUrl", external)
     await runtime
-    return removeTestGatewayUsers
+    return async () => {
+      await stopSharedCluster(k8sRunDir)
+      await removeTestGatewayUsers()
+    }
   }
   const dir = scratchDir("svc-test-pg-")
   const [pg] = await Promise.all([startEmbeddedPostgres({ dir, ephemeral: true }), runtime])
   project.provide("pgAdminUrl", pg.adminUrl)
   return async () => {
+    await stopSharedCluster(k8sRunDir)
     await pg.stop()
     fs.rmSync(dir, { recursive: true, force: true })
     await removeTestGatewayUsers()

@@ -11,12 +11,34 @@ export const IamDriver = Schema.Struct({ id: Schema.Literal("builtin") })
 
 export const LocalCompute = Schema.Struct({ id: Schema.Literal("local") })
 
+/** A Kubernetes quantity (`250m`, `1Gi`, `2`). */
+const Quantity = Schema.String.pipe(
+  Schema.pattern(/^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$/, { message: () => "must be a Kubernetes quantity such as 500m or 1Gi" })
+)
+
 export const KubernetesCompute = Schema.Struct({
   id: Schema.Literal("kubernetes"),
   /** A kubeconfig file; absent: in-cluster service account credentials. */
   kubeconfigPath: Schema.optionalWith(AbsolutePath, { exact: true }),
   /** A context of that kubeconfig; absent: its current context. */
-  context: Schema.optionalWith(Identifier, { exact: true })
+  context: Schema.optionalWith(Identifier, { exact: true }),
+  /** The gateway container image (default: the OpenClaw image of the pinned runtime version). */
+  image: Schema.optionalWith(Identifier, { exact: true }),
+  /** Gateway container resources (defaults: 250m/1Gi requested, 2 CPU/2Gi limit). */
+  resources: Schema.optionalWith(
+    Schema.Struct({
+      cpuRequest: Schema.optionalWith(Quantity, { exact: true }),
+      memoryRequest: Schema.optionalWith(Quantity, { exact: true }),
+      cpuLimit: Schema.optionalWith(Quantity, { exact: true }),
+      memoryLimit: Schema.optionalWith(Quantity, { exact: true }),
+      storage: Schema.optionalWith(Quantity, { exact: true })
+    }),
+    { exact: true }
+  ),
+  /** The storage class of each Agent's volume; absent: the cluster's default. */
+  storageClassName: Schema.optionalWith(Identifier, { exact: true }),
+  /** The cluster's DNS domain the service reaches gateway Services under (default `cluster.local`). */
+  clusterDomain: Schema.optionalWith(Identifier, { exact: true })
 })
 
 export const ComputeDriver = Schema.Union(LocalCompute, KubernetesCompute)

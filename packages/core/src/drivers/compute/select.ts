@@ -1,12 +1,13 @@
 import { Effect, Layer } from "effect"
 import { InstallationConfiguration, type ProcessConfiguration } from "../../config/index.js"
 import type { ComputeDriver } from "./driver.js"
+import { layerKubernetes } from "./kubernetes.js"
 import { layerLocalFromProcess } from "./local.js"
 import { metered } from "./metered.js"
 
 /**
- * The Compute Driver the Installation configuration selects (`drivers.compute`). Only `local`
- * exists; selecting `kubernetes` stops the process at start with a defect that says so.
+ * The Compute Driver the Installation configuration selects (`drivers.compute`): `local`, or
+ * `kubernetes` over the configured kubeconfig or in-cluster credentials.
  * Gateway starts are counted for the metrics endpoints (`metered.ts`).
  */
 export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, InstallationConfiguration | ProcessConfiguration> =
@@ -17,8 +18,10 @@ export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, Installat
       switch (selected.id) {
         case "local":
           return metered(layerLocalFromProcess)
-        case "kubernetes":
-          return yield* Effect.dieMessage("the kubernetes Compute Driver is not implemented yet; select compute: local")
+        case "kubernetes": {
+          const { id: _id, ...settings } = selected
+          return metered(layerKubernetes(settings))
+        }
       }
     })
   )

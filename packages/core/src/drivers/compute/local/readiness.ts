@@ -10,7 +10,7 @@ export interface HealthProbe {
   readonly ready: boolean
 }
 
-const answers200 = (url: string): Effect.Effect<boolean> =>
+export const answers200 = (url: string): Effect.Effect<boolean> =>
   Effect.tryPromise(async (signal) => {
     const response = await fetch(url, { signal })
     await response.arrayBuffer()

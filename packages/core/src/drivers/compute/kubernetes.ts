@@ -1,0 +1,62 @@
+/**
+ * The `kubernetes` Compute Driver (DESIGN §14): each Namespace gets a Kubernetes namespace
+ * (`kubernetes/namespaces.ts`), each Agent one gateway Deployment with its Service, Secret,
+ * ConfigMap and volume (`kubernetes/gateways.ts`). Credentials come from the kubeconfig the
+ * Installation configuration names, or the Pod's service account in the cluster. The service
+ * reaches gateways through an endpoint resolver (`kubernetes/endpoints.ts`).
+ */
+import { Effect, Layer } from "effect"
+import type { KubernetesCompute } from "../../config/index.js"
+import { ComputeDriver, type ComputeDriverShape } from "./driver.js"
+import { type Cluster, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
+import { type EndpointResolver, serviceDnsResolver } from "./kubernetes/endpoints.js"
+import { type GatewayOptions, makeKubernetesGateways } from "./kubernetes/gateways.js"
+import { makeKubernetesNamespaces, type NamespaceOptions } from "./kubernetes/namespaces.js"
+
+export type KubernetesSettings = Omit<typeof KubernetesCompute.Type, "id">
+
+export interface KubernetesComputeOptions extends NamespaceOptions, Partial<Omit<GatewayOptions, "resolver">> {
+  /** How gateways are reached; default: their Service DNS names (the service runs in the cluster). */
+  readonly resolver?: EndpointResolver | undefined
+  /**
+   * Labels this instance's gateways so `liveGateways` (the orphan sweep) sees only them, when
+   * several services share one cluster (the test files sharing one API server do).
+   */
+  readonly scope?: string | undefined
+}
+
+export const makeKubernetesComputeFor = (
+  cluster: Cluster,
+  settings: KubernetesSettings,
+  options: KubernetesComputeOptions = {}
+): ComputeDriverShape => ({
+  id: "kubernetes",
+  supportsExistingNamespace: true,
+  ...makeKubernetesNamespaces(cluster, options),
+  ...makeKubernetesGateways(cluster, {
+    ...options,
+    settings: { ...settings, scope: options.scope },
+    resolver: options.resolver ?? serviceDnsResolver(settings.clusterDomain)
+  })
+})
+
+export const makeKubernetesCompute = (settings: KubernetesSettings, options: KubernetesComputeOptions = {}): ComputeDriverShape =>
+  makeKubernetesComputeFor(makeCluster(loadKubeConfig(settings)), settings, options)
+
+/** The driver over the Installation's settings; an unreadable kubeconfig stops the process at start. */
+export const layerKubernetes = (
+  settings: KubernetesSettings,
+  options: KubernetesComputeOptions = {}
+): Layer.Layer<ComputeDriver> =>
+  Layer.effect(
+    ComputeDriver,
+    Effect.try(() => makeKubernetesCompute(settings, options)).pipe(
+      Effect.tap(() =>
+        Effect.logInfo("kubernetes compute: selected", {
+          kubeconfig: settings.kubeconfigPath ?? "in-cluster",
+          context: settings.context
+        })
+      ),
+      Effect.orDieWith((cause) => new Error(`the kubernetes Compute Driver cannot load its cluster credentials: ${String(cause)}`))
+    )
+  )

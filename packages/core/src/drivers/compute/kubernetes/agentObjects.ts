@@ -1,0 +1,174 @@
+/**
+ * What an Agent's gateway is made of on Kubernetes (DESIGN §14), as manifests (pure): a Secret
+ * with the revision's delivered values and the gateway token (never in the Deployment or a
+ * ConfigMap), a ConfigMap with `openclaw.json` rendered by the same renderer and enforced
+ * settings as `local`, a volume for state and workspace, a ClusterIP Service, and a Deployment
+ * of one replica with the `Recreate` strategy, so two gateways of one Agent never run at once.
+ * Pods run as non-root with a read-only root filesystem, no capabilities, the runtime's default
+ * seccomp profile and no service-account token.
+ */
+import { createHash } from "node:crypto"
+import type { KubernetesObject } from "@kubernetes/client-node"
+import { Redacted } from "effect"
+import type { GatewaySpec } from "../driver.js"
+import { type JsonObject, renderGatewayConfig, serializeGatewayConfig } from "../local/gatewayConfig.js"
+import { RuntimeVersions } from "../local/runtime.js"
+import { agentLabels, agentObjectName, GATEWAY_PORT, LABELS, revisionLabels } from "./names.js"
+
+/** Where the Pod keeps its state; the PVC is mounted here. */
+export const DATA_DIR = "/data"
+export const CONFIG_DIR = "/etc/openclaw"
+export const CONFIG_FILE = "openclaw.json"
+export const TOKEN_VARIABLE = "OPENCLAW_GATEWAY_TOKEN"
+const GATEWAY_UID = 1000
+
+export interface GatewayWorkload {
+  readonly image?: string | undefined
+  readonly resources?: {
+    readonly cpuRequest?: string | undefined
+    readonly memoryRequest?: string | undefined
+    readonly cpuLimit?: string | undefined
+    readonly memoryLimit?: string | undefined
+    readonly storage?: string | undefined
+  } | undefined
+  readonly storageClassName?: string | undefined
+  /** Labels the Deployment with its owner (`LABELS.scope`) when set. */
+  readonly scope?: string | undefined
+}
+
+export const defaultImage = `ghcr.io/openclaw/openclaw:${RuntimeVersions.openclaw}`
+
+/** The rendered `openclaw.json`: `local`'s document, listening on the Pod's network for its Service. */
+export const renderPodGatewayConfig = (values: Readonly<Record<string, unknown>>): string => {
+  const rendered = renderGatewayConfig(values as JsonObject, {
+    port: GATEWAY_PORT,
+    workspace: `${DATA_DIR}/workspace`,
+    logFile: `${DATA_DIR}/logs/openclaw.log`
+  })
+  const gateway = rendered.gateway as JsonObject
+  return serializeGatewayConfig({ ...rendered, gateway: { ...gateway, bind: "lan" } })
+}
+
+/** The gateway's fixed environment (as `local`'s, with the Pod's paths). */
+export const podEnvironment: ReadonlyArray<{ readonly name: string; readonly value: string }> = [
+  { name: "HOME", value: `${DATA_DIR}/home` },
+  { name: "TMPDIR", value: "/tmp" },
+  { name: "LANG", value: "C.UTF-8" },
+  { name: "OPENCLAW_STATE_DIR", value: `${DATA_DIR}/state` },
+  { name: "OPENCLAW_CONFIG_PATH", value: `${CONFIG_DIR}/${CONFIG_FILE}` },
+  { name: "OPENCLAW_NO_RESPAWN", value: "1" },
+  { name: "OPENCLAW_SKIP_CHANNELS", value: "1" },
+  { name: "OPENCLAW_DISABLE_BONJOUR", value: "1" },
+  { name: "OPENCLAW_NO_AUTO_UPDATE", value: "1" },
+  { name: "OPENCLAW_CONFIG_READONLY", value: "1" },
+  { name: "npm_config_offline", value: "true" },
+  { name: "DO_NOT_TRACK", value: "1" }
+]
+
+const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16)
+
+export interface AgentManifests {
+  readonly secret: KubernetesObject
+  readonly configMap: KubernetesObject
+  readonly volume: KubernetesObject
+  readonly service: KubernetesObject
+  readonly deployment: KubernetesObject
+}
+
+export const agentManifests = (
+  spec: GatewaySpec,
+  namespace: string,
+  token: string,
+  workload: GatewayWorkload
+): AgentManifests => {
+  const name = agentObjectName(spec.agentId)
+  const labels = { ...revisionLabels(spec), ...(workload.scope === undefined ? {} : { [LABELS.scope]: workload.scope }) }
+  const selector = agentLabels(spec)
+  const metadata = { name, namespace, labels }
+  const config = renderPodGatewayConfig(spec.values)
+  const secretData: Record<string, string> = { [TOKEN_VARIABLE]: token }
+  for (const [variable, value] of Object.entries(spec.env)) secretData[variable] = Redacted.value(value)
+  const resources = workload.resources ?? {}
+  return {
+    secret: { apiVersion: "v1", kind: "Secret", metadata, type: "Opaque", stringData: secretData } as KubernetesObject,
+    configMap: { apiVersion: "v1", kind: "ConfigMap", metadata, data: { [CONFIG_FILE]: config } } as KubernetesObject,
+    volume: {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      // The volume outlives revisions: labelled with the Agent only.
+      metadata: { name, namespace, labels: selector },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage: resources.storage ?? "1Gi" } },
+        ...(workload.storageClassName === undefined ? {} : { storageClassName: workload.storageClassName })
+      }
+    } as KubernetesObject,
+    service: {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata,
+      spec: {
+        type: "ClusterIP",
+        selector,
+        ports: [{ name: "gateway", protocol: "TCP", port: GATEWAY_PORT, targetPort: GATEWAY_PORT }]
+      }
+    } as KubernetesObject,
+    deployment: {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata,
+      spec: {
+        replicas: 1,
+        strategy: { type: "Recreate" },
+        selector: { matchLabels: selector },
+        template: {
+          // The hash rolls the Pod when the Secret's values change, without carrying them.
+          metadata: { labels, annotations: { "svc/inputs": hash(`${config}\n${JSON.stringify(Object.keys(secretData).sort())}\n${hash(JSON.stringify(secretData))}`) } },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: GATEWAY_UID,
+              runAsGroup: GATEWAY_UID,
+              fsGroup: GATEWAY_UID,
+              seccompProfile: { type: "RuntimeDefault" }
+            },
+            containers: [{
+              name: "gateway",
+              image: workload.image ?? defaultImage,
+              args: ["gateway", "run", "--port", String(GATEWAY_PORT), "--bind", "lan"],
+              ports: [{ name: "gateway", containerPort: GATEWAY_PORT, protocol: "TCP" }],
+              env: podEnvironment,
+              envFrom: [{ secretRef: { name } }],
+              resources: {
+                requests: { cpu: resources.cpuRequest ?? "250m", memory: resources.memoryRequest ?? "1Gi" },
+                limits: { cpu: resources.cpuLimit ?? "2", memory: resources.memoryLimit ?? "2Gi" }
+              },
+              readinessProbe: { httpGet: { path: "/readyz", port: GATEWAY_PORT }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: "/healthz", port: GATEWAY_PORT }, initialDelaySeconds: 120, periodSeconds: 20 },
+              securityContext: {
+                runAsNonRoot: true,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] }
+              },
+              volumeMounts: [
+                { name: "config", mountPath: CONFIG_DIR, readOnly: true },
+                { name: "data", mountPath: DATA_DIR },
+                { name: "tmp", mountPath: "/tmp" }
+              ]
+            }],
+            volumes: [
+              { name: "config", configMap: { name } },
+              { name: "data", persistentVolumeClaim: { claimName: name } },
+              { name: "tmp", emptyDir: {} }
+            ]
+          }
+        }
+      }
+    } as KubernetesObject
+  }
+}
+
+export const revisionOf = (object: KubernetesObject | undefined): string | undefined => object?.metadata?.labels?.[LABELS.revisionId]

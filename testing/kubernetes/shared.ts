@@ -1,0 +1,49 @@
+/**
+ * One cluster per test run, shared by every Kubernetes test file: the first file that asks starts
+ * it (under a lock: an exclusive `mkdir` in the run's directory, which `globalSetup.ts` creates
+ * and whose teardown stops whatever was started); the others wait for its state file. Test runs
+ * without a Kubernetes test file start nothing.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { inject } from "vitest"
+import { type ClusterState, startCluster } from "./cluster.js"
+import { failedFile, readState, stateFile } from "./runDir.js"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    k8sRunDir: string
+  }
+}
+
+const startOnce = async (runDir: string): Promise<ClusterState> => {
+  try {
+    const state = await startCluster(path.join(runDir, "cluster"))
+    fs.writeFileSync(`${stateFile(runDir)}.tmp`, JSON.stringify(state))
+    fs.renameSync(`${stateFile(runDir)}.tmp`, stateFile(runDir))
+    return state
+  } catch (error) {
+    fs.writeFileSync(failedFile(runDir), String(error instanceof Error ? error.stack : error))
+    throw error
+  }
+}
+
+const waitForState = async (runDir: string): Promise<ClusterState> => {
+  for (;;) {
+    const state = readState(runDir)
+    if (state !== undefined) return state
+    if (fs.existsSync(failedFile(runDir))) throw new Error(`the shared cluster failed to start:\n${fs.readFileSync(failedFile(runDir), "utf8")}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** The run's cluster, started by whichever test file asks first. */
+export const sharedCluster = async (): Promise<ClusterState> => {
+  const runDir = inject("k8sRunDir")
+  try {
+    fs.mkdirSync(path.join(runDir, "lock"))
+  } catch {
+    return waitForState(runDir)
+  }
+  return startOnce(runDir)
+}

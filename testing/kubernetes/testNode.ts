@@ -1,0 +1,290 @@
+/**
+ * The test node: what a kubelet does, for a cluster where none runs (../shared/k8s/README.md).
+ * It registers a Ready Node, binds the pending Pods of the namespaces it is given, and runs each
+ * bound Pod's gateway container as a local process of the pinned runtime (the "image"): the
+ * container's environment with its Secret's values, `openclaw.json` from its ConfigMap, the
+ * Pod's mounts as directories of this node (its volume per PersistentVolumeClaim, so state
+ * outlives a Pod), on a loopback port. It reports the Pod Running, and Ready once the gateway's
+ * `/readyz` answers, through the API as a kubelet would; deleted Pods are stopped and removed.
+ * Pod IPs are data from 192.0.2.0/24 (never contacted); the service reaches a Pod through
+ * `resolver`, the loopback port. These are the only substitutions: everything else is the real
+ * API server and controllers.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Compute from "@svc/core/drivers/compute"
+import { freePort } from "@svc/core/embedded-postgres"
+import { Effect } from "effect"
+
+interface PodLike {
+  metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string }
+  spec: {
+    nodeName?: string
+    containers: Array<{
+      name: string
+      image: string
+      env?: Array<{ name: string; value?: string }>
+      envFrom?: Array<{ secretRef?: { name: string } }>
+      volumeMounts?: Array<{ name: string; mountPath: string }>
+    }>
+    volumes?: Array<{ name: string; configMap?: { name: string }; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }>
+  }
+  status?: Record<string, unknown>
+}
+
+interface Running {
+  readonly pod: PodLike
+  readonly port: number
+  readonly ip: string
+  child: ChildProcess | undefined
+  ready: boolean
+  restarts: number
+  readonly startedAt: string
+}
+
+export interface TestNodeOptions {
+  readonly name: string
+  readonly workDir: string
+  /** Only Pods of these Kubernetes namespaces are bound (other test files share the cluster). */
+  readonly owns: (namespace: string) => boolean
+  /** Don't run the gateway (the Pod stays Running, never Ready): a start that never converges. */
+  readonly neverReady?: (pod: { readonly namespace: string; readonly labels: Record<string, string> }) => boolean
+}
+
+export interface TestNode {
+  readonly resolver: Compute.EndpointResolver
+  /** The gateway processes this node runs, by Pod name. */
+  readonly processes: () => ReadonlyMap<string, { readonly pid: number | undefined; readonly port: number; readonly ready: boolean }>
+  readonly stop: () => Promise<void>
+}
+
+const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z")
+
+export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeOptions): Promise<TestNode> => {
+  const runtime = Compute.runtimePaths(process.env.SVC_RUNTIME_DIR ?? path.resolve(import.meta.dirname, "..", "..", ".svc-data", "runtime"))
+  const send = (request: Parameters<Compute.Cluster["send"]>[0]) => run(cluster.send(request))
+  await send({
+    method: "POST",
+    path: "/api/v1/nodes",
+    body: { apiVersion: "v1", kind: "Node", metadata: { name: options.name, labels: { "kubernetes.io/hostname": options.name } } }
+  }).catch(() => undefined)
+  const node = (await send({ method: "GET", path: `/api/v1/nodes/${options.name}` })) as Record<string, unknown>
+  await send({
+    method: "PUT",
+    path: `/api/v1/nodes/${options.name}/status`,
+    body: {
+      ...node,
+      status: {
+        capacity: { cpu: "16", memory: "64Gi", pods: "110" },
+        allocatable: { cpu: "16", memory: "64Gi", pods: "110" },
+        conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "test node", lastHeartbeatTime: now(), lastTransitionTime: now() }],
+        addresses: [{ type: "InternalIP", address: "192.0.2.1" }, { type: "Hostname", address: options.name }]
+      }
+    }
+  })
+
+  const running = new Map<string, Running>()
+  let nextIp = 10
+  let stopped = false
+
+  const hostPath = (pod: PodLike, volume: string): string => {
+    const spec = pod.spec.volumes?.find((candidate) => candidate.name === volume)
+    const claim = spec?.persistentVolumeClaim?.claimName
+    const dir = claim !== undefined
+      ? path.join(options.workDir, "volumes", pod.metadata.namespace, claim)
+      : path.join(options.workDir, "pods", pod.metadata.uid, volume)
+    fs.mkdirSync(dir, { recursive: true })
+    return dir
+  }
+
+  /** Container paths to this node's directories, longest mount first. */
+  const mapper = (pod: PodLike) => {
+    const mounts = (pod.spec.containers[0]!.volumeMounts ?? [])
+      .map((mount) => ({ from: mount.mountPath, to: hostPath(pod, mount.name) }))
+      .sort((a, b) => b.from.length - a.from.length)
+    const map = (value: string) => {
+      const mount = mounts.find((candidate) => value === candidate.from || value.startsWith(`${candidate.from}/`))
+      return mount === undefined ? value : `${mount.to}${value.slice(mount.from.length)}`
+    }
+    const deep = (value: unknown): unknown =>
+      typeof value === "string" ? map(value)
+      : Array.isArray(value) ? value.map(deep)
+      : typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v)]))
+      : value
+    return { map, deep }
+  }
+
+  const launch = async (entry: Running) => {
+    const pod = entry.pod
+    const container = pod.spec.containers[0]!
+    const paths = mapper(pod)
+    const env: Record<string, string> = { PATH: `${path.dirname(runtime.node)}:/usr/bin:/bin` }
+    for (const source of container.envFrom ?? []) {
+      if (source.secretRef === undefined) continue
+      const secret = (await send({ method: "GET", path: `/api/v1/namespaces/${pod.metadata.namespace}/secrets/${source.secretRef.name}` })) as {
+        data?: Record<string, string>
+      }
+      for (const [key, value] of Object.entries(secret.data ?? {})) env[key] = Buffer.from(value, "base64").toString("utf8")
+    }
+    for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = paths.map(variable.value)
+    // The ConfigMap volume: its keys become files, as the kubelet projects them.
+    for (const volume of pod.spec.volumes ?? []) {
+      if (volume.configMap === undefined) continue
+      const configMap = (await send({ method: "GET", path: `/api/v1/namespaces/${pod.metadata.namespace}/configmaps/${volume.configMap.name}` })) as {
+        data?: Record<string, string>
+      }
+      for (const [key, value] of Object.entries(configMap.data ?? {})) {
+        const text = key.endsWith(".json") ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)
+      }
+    }
+    for (const dir of ["HOME", "OPENCLAW_STATE_DIR", "TMPDIR"]) if (env[dir] !== undefined) fs.mkdirSync(env[dir]!, { recursive: true })
+    const log = fs.openSync(path.join(options.workDir, `${pod.metadata.name}.log`), "a")
+    const child = spawn(runtime.node, Compute.gatewayArgv(runtime, entry.port).slice(1), { env, detached: true, stdio: ["ignore", log, log] })
+    fs.closeSync(log)
+    entry.child = child
+    child.once("exit", () => {
+      if (entry.child !== child || stopped) return
+      entry.child = undefined
+      entry.ready = false
+      entry.restarts += 1
+    })
+  }
+
+  const kill = (entry: Running) => {
+    const child = entry.child
+    entry.child = undefined
+    if (child?.pid !== undefined && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  const reportStatus = async (entry: Running) => {
+    const { namespace, name } = entry.pod.metadata
+    const current = (await send({ method: "GET", path: `/api/v1/namespaces/${namespace}/pods/${name}` })) as Record<string, unknown>
+    const ready = entry.ready ? "True" : "False"
+    const container = entry.pod.spec.containers[0]!
+    await send({
+      method: "PUT",
+      path: `/api/v1/namespaces/${namespace}/pods/${name}/status`,
+      body: {
+        ...current,
+        status: {
+          phase: "Running",
+          hostIP: "192.0.2.1",
+          podIP: entry.ip,
+          podIPs: [{ ip: entry.ip }],
+          startTime: entry.startedAt,
+          conditions: [
+            { type: "Initialized", status: "True", lastTransitionTime: entry.startedAt },
+            { type: "ContainersReady", status: ready, lastTransitionTime: now() },
+            { type: "Ready", status: ready, lastTransitionTime: now() },
+            { type: "PodScheduled", status: "True", lastTransitionTime: entry.startedAt }
+          ],
+          containerStatuses: [{
+            name: container.name,
+            image: container.image,
+            imageID: `test-node://${container.image}`,
+            ready: entry.ready,
+            started: true,
+            restartCount: entry.restarts,
+            state: { running: { startedAt: entry.startedAt } }
+          }]
+        }
+      }
+    })
+  }
+
+  const readyz = (port: number) =>
+    fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then((response) => response.status === 200, () => false)
+
+  const tick = async () => {
+    const pods = ((await send({ method: "GET", path: "/api/v1/pods" })) as { items: Array<PodLike> }).items
+    const seen = new Set<string>()
+    for (const pod of pods) {
+      const key = `${pod.metadata.namespace}/${pod.metadata.name}`
+      if (!options.owns(pod.metadata.namespace)) continue
+      if (pod.spec.nodeName === undefined) {
+        await send({
+          method: "POST",
+          path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/binding`,
+          body: { apiVersion: "v1", kind: "Binding", metadata: { name: pod.metadata.name }, target: { apiVersion: "v1", kind: "Node", name: options.name } }
+        }).catch(() => undefined)
+        continue
+      }
+      if (pod.spec.nodeName !== options.name) continue
+      seen.add(key)
+      let entry = running.get(key)
+      if (pod.metadata.deletionTimestamp !== undefined) {
+        if (entry !== undefined) kill(entry)
+        running.delete(key)
+        await send({ method: "DELETE", path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}?gracePeriodSeconds=0` })
+          .catch(() => undefined)
+        continue
+      }
+      if (entry === undefined) {
+        entry = { pod, port: await freePort(), ip: `192.0.2.${nextIp++}`, child: undefined, ready: false, restarts: 0, startedAt: now() }
+        running.set(key, entry)
+        if (!(options.neverReady?.({ namespace: pod.metadata.namespace, labels: pod.metadata.labels ?? {} }) ?? false)) await launch(entry)
+        await reportStatus(entry).catch(() => undefined)
+        continue
+      }
+      const ready = entry.child !== undefined && (await readyz(entry.port))
+      const statusReady = (pod.status?.conditions as Array<{ type: string; status: string }> | undefined)
+        ?.some((condition) => condition.type === "Ready" && condition.status === "True") === true
+      if (ready !== entry.ready || ready !== statusReady) {
+        entry.ready = ready
+        await reportStatus(entry).catch(() => undefined)
+      }
+    }
+    for (const [key, entry] of running) {
+      if (!seen.has(key)) {
+        kill(entry)
+        running.delete(key)
+      }
+    }
+  }
+
+  const loop = (async () => {
+    while (!stopped) {
+      await tick().catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+  })()
+
+  const resolver: Compute.EndpointResolver = (address) =>
+    Effect.tryPromise(async () => {
+      const service = (await send({ method: "GET", path: `/api/v1/namespaces/${address.namespace}/services/${address.service}` })) as {
+        spec: { selector: Record<string, string> }
+      }
+      const entry = [...running.values()].find((candidate) =>
+        candidate.pod.metadata.namespace === address.namespace && candidate.child !== undefined &&
+        Object.entries(service.spec.selector).every(([key, value]) => candidate.pod.metadata.labels?.[key] === value)
+      )
+      if (entry === undefined) throw new Error("no running Pod behind the Service")
+      return `http://127.0.0.1:${entry.port}`
+    }).pipe(
+      Effect.mapError(() =>
+        new Compute.ComputeFailure({ code: Compute.KubernetesCodes.GATEWAY_UNREACHABLE, message: "The gateway's Service has no running Pod.", permanent: false })
+      )
+    )
+
+  return {
+    resolver,
+    processes: () =>
+      new Map([...running.values()].map((entry) => [entry.pod.metadata.name, { pid: entry.child?.pid, port: entry.port, ready: entry.ready }])),
+    stop: async () => {
+      stopped = true
+      await loop
+      for (const entry of running.values()) kill(entry)
+      running.clear()
+      await send({ method: "DELETE", path: `/api/v1/nodes/${options.name}` }).catch(() => undefined)
+    }
+  }
+}
