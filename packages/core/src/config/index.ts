@@ -69,3 +69,15 @@ export {
   type InstallationConfigProblem,
   loadInstallationConfig
 } from "./installation/load.js"
+export {
+  approvedRepository,
+  CanonicalRepository,
+  DecimalId,
+  NamespacePolicy,
+  PushRefPattern,
+  RegistryRepository,
+  RepositoryProfileName,
+  RepositoryRegistry,
+  type RepositoryRegistryEncoded
+} from "./installation/registry.js"
+export { decodeRepositoryRegistry, loadRepositoryRegistry, RepositoryRegistryError } from "./installation/registryLoad.js"
