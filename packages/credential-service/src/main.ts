@@ -1,34 +1,48 @@
 /**
- * `svc credential-service`: the credential service process. This foundation serves its private
- * control interface (SPEC 4.8) on a mode-0600 Unix socket; sessions and the client listener
- * come with the repository-credentials capability.
+ * `svc credential-service`: the credential service process (SPEC 4.8, DESIGN §12). It serves
+ * its private control interface on a mode-0600 Unix socket; sessions live in PostgreSQL.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
+import { loadOrExit } from "@svc/core/config"
+import { databaseLayer, RepositorySessionsRepo } from "@svc/core/db"
 import { httpPipeline } from "@svc/core/http"
 import { Limits } from "@svc/core/schema"
-import { processLayer, startupConfig } from "@svc/core/runtime"
-import { Config, Effect, Layer } from "effect"
-import * as path from "node:path"
+import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { Effect, Layer, Option } from "effect"
+import { credentialServiceConfig, requireRegistry } from "./config.js"
 import { ControlApi, ControlLive } from "./controlApi.js"
 import { controlSocketServer } from "./controlSocket.js"
+import { Sessions } from "./sessions/service.js"
+import { CredentialSettings } from "./settings.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* startupConfig
-    const socketPath = yield* Config.string("SVC_CREDENTIAL_CONTROL_SOCKET").pipe(
-      Config.withDefault(path.join(config.process.dataDir, "credential-service", "control.sock")),
-      Config.map((p) => path.resolve(p))
-    )
+    const registry = yield* loadOrExit(requireRegistry(config))
+    const url = yield* requireDatabaseUrl(config, "credential-service")
+    const options = yield* loadOrExit(credentialServiceConfig(config))
+    const listenerUrl = Option.getOrElse(options.publicUrl, () => `http://${options.listenHost}:${options.listenPort}`)
     const listening = Layer.effectDiscard(
       HttpServer.addressFormattedWith((address) =>
-        Effect.logInfo(`credential service control interface on ${address}`).pipe(Effect.annotateLogs({ socketPath }))
+        Effect.logInfo(`credential service control interface on ${address}`).pipe(
+          Effect.annotateLogs({ socketPath: options.socketPath })
+        )
       )
+    )
+    const sessions = Sessions.Default.pipe(
+      Layer.provide(RepositorySessionsRepo.Default),
+      Layer.provide(Layer.succeed(CredentialSettings, { registry, listenerUrl }))
     )
     return Layer.merge(
       httpPipeline(ControlApi, ControlLive, { development: false, maxBodyBytes: Limits.controlInterfaceBodyBytes }),
       listening
-    ).pipe(Layer.provide(controlSocketServer(socketPath)), Layer.provide(processLayer(config)))
+    ).pipe(
+      Layer.provide(sessions),
+      Layer.provide(controlSocketServer(options.socketPath)),
+      Layer.provide(databaseLayer({ url, applicationName: "svc-credential-service" })),
+      Layer.provide(processLayer(config))
+    )
   })
 )
 

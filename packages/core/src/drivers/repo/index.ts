@@ -1,0 +1,2 @@
+export * from "./control.js"
+export * from "./grant.js"
