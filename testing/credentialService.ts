@@ -5,6 +5,7 @@
  */
 import { grantFingerprint } from "@svc/core/drivers/repo"
 import { approvedRepository, type RepositoryProfileName, type RepositoryRegistry } from "@svc/core/config"
+import { generateKeyPairSync } from "node:crypto"
 import * as fs from "node:fs"
 import pg from "pg"
 import * as http from "node:http"
@@ -54,11 +55,22 @@ export interface CredentialServiceFiles {
   readonly registryPath: string
   readonly installationPath: string
   readonly socketPath: string
+  readonly appKeyPath: string
 }
 
 /** Writes the registry and an Installation configuration with the code_host Backend. */
-export const writeCredentialServiceFiles = (registry: RepositoryRegistry): CredentialServiceFiles => {
+export const writeCredentialServiceFiles = (
+  registry: RepositoryRegistry,
+  /** The App's private key; absent: a fresh one nobody else knows. */
+  privateKeyPem?: string
+): CredentialServiceFiles => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-creds-"))
+  const appKeyPath = path.join(dir, "app-key.pem")
+  fs.writeFileSync(
+    appKeyPath,
+    privateKeyPem ?? generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }),
+    { mode: 0o600 }
+  )
   const registryPath = path.join(dir, "registry.json")
   const installationPath = path.join(dir, "installation.json")
   const socketPath = path.join(dir, "run", "control.sock")
@@ -69,7 +81,7 @@ export const writeCredentialServiceFiles = (registry: RepositoryRegistry): Crede
     },
     backends: [{ id: registry.backendId, type: "code_host", configuration: { registryPath }, drivers: { repo: "codehost" } }]
   }))
-  return { dir, registryPath, installationPath, socketPath }
+  return { dir, registryPath, installationPath, socketPath, appKeyPath }
 }
 
 export interface RunningCredentialService {
@@ -89,11 +101,13 @@ export const startCredentialService = async (
     DATABASE_URL: databaseUrl,
     SVC_INSTALLATION_CONFIG: files.installationPath,
     SVC_CREDENTIAL_CONTROL_SOCKET: files.socketPath,
+    SVC_CODEHOST_APP_KEY_PATH: files.appKeyPath,
     SVC_CREDENTIAL_LISTEN_PORT: port,
     SVC_LOG_FORMAT: "json",
     ...extraEnv
   })
   await proc.waitFor(/credential service control interface on/)
+  await proc.waitFor(/credential service client listener on/)
   return { process: proc, listenerUrl: `http://127.0.0.1:${port}` }
 }
 

@@ -4,7 +4,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { loadOrExit } from "@svc/core/config"
+import { loadOrExit, loadUpstreamOverrides } from "@svc/core/config"
 import { databaseLayer, RepositorySessionsRepo } from "@svc/core/db"
 import { httpPipeline } from "@svc/core/http"
 import { Limits } from "@svc/core/schema"
@@ -15,6 +15,10 @@ import { ControlApi, ControlLive } from "./controlApi.js"
 import { controlSocketServer } from "./controlSocket.js"
 import { Sessions } from "./sessions/service.js"
 import { CredentialSettings } from "./settings.js"
+import { listenerLayer } from "./listener/server.js"
+import { loadAppKey } from "./upstream/appKey.js"
+import { makeCodeHostClient } from "./upstream/codeHost.js"
+import { makeTokenCache, SessionTokens } from "./upstream/tokenCache.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -22,6 +26,9 @@ const CredentialServiceProcess = Layer.unwrapEffect(
     const registry = yield* loadOrExit(requireRegistry(config))
     const url = yield* requireDatabaseUrl(config, "credential-service")
     const options = yield* loadOrExit(credentialServiceConfig(config))
+    const appKey = yield* loadOrExit(loadAppKey)
+    const overrides = yield* loadOrExit(loadUpstreamOverrides)
+    const client = makeCodeHostClient(registry, appKey, overrides)
     const listenerUrl = Option.getOrElse(options.publicUrl, () => `http://${options.listenHost}:${options.listenPort}`)
     const listening = Layer.effectDiscard(
       HttpServer.addressFormattedWith((address) =>
@@ -30,16 +37,28 @@ const CredentialServiceProcess = Layer.unwrapEffect(
         )
       )
     )
+    const tokens = Layer.effect(
+      SessionTokens,
+      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken))
+    )
+    const listener = listenerLayer({
+      host: options.listenHost,
+      port: options.listenPort,
+      listenerUrl,
+      client
+    })
     const sessions = Sessions.Default.pipe(
-      Layer.provide(RepositorySessionsRepo.Default),
       Layer.provide(Layer.succeed(CredentialSettings, { registry, listenerUrl }))
     )
-    return Layer.merge(
+    return Layer.mergeAll(
       httpPipeline(ControlApi, ControlLive, { development: false, maxBodyBytes: Limits.controlInterfaceBodyBytes }),
-      listening
+      listening,
+      listener
     ).pipe(
       Layer.provide(sessions),
       Layer.provide(controlSocketServer(options.socketPath)),
+      Layer.provideMerge(tokens),
+      Layer.provideMerge(RepositorySessionsRepo.Default),
       Layer.provide(databaseLayer({ url, applicationName: "svc-credential-service" })),
       Layer.provide(processLayer(config))
     )

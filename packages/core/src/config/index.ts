@@ -81,3 +81,4 @@ export {
   type RepositoryRegistryEncoded
 } from "./installation/registry.js"
 export { decodeRepositoryRegistry, loadRepositoryRegistry, RepositoryRegistryError } from "./installation/registryLoad.js"
+export { loadUpstreamOverrides, type UpstreamOverrides, UpstreamOverridesConfig, upstreamOrigin } from "./upstreams.js"

@@ -10,6 +10,7 @@ import { SESSION_ID } from "@svc/core/drivers/repo"
 import { CredentialServiceLimits } from "@svc/core/schema"
 import { Clock, Effect, Option, Redacted } from "effect"
 import { CredentialSettings } from "../settings.js"
+import { SessionTokens } from "../upstream/tokenCache.js"
 import { admissionIdMessages, unseenAdmissionIdProblem } from "./admissionId.js"
 import { digestOf, newBearer } from "./bearer.js"
 import { grantProblemMessages, resolveGrant } from "./resolveGrant.js"
@@ -31,6 +32,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
   effect: Effect.gen(function* () {
     const repo = yield* RepositorySessionsRepo
     const settings = yield* CredentialSettings
+    const tokens = yield* SessionTokens
 
     /** A seen admission id: the same request gets its status, anything else is refused. */
     const repeat = (digest: string, row: Parameters<typeof statusOf>[0]) =>
@@ -107,10 +109,18 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
       return statusOf(yield* find(sessionId))
     })
 
-    /** Stops local authority at once; token revocation is cleanup, reported separately. */
+    /**
+     * Stops local authority at once, then revokes the installation tokens this process holds;
+     * revocation is cleanup, reported separately in `cleanup.tokens`.
+     */
     const close = Effect.fn("Sessions.close")(function* (sessionId: string) {
       const row = yield* find(sessionId)
       yield* repo.close(row.id)
+      const { revoked, failed } = yield* tokens.revokeFor(row.id)
+      // Revoked here: nothing outstanding. Otherwise a replica that crashed may have held a
+      // token, which stays pending until its expiry has passed.
+      if (failed === 0 && revoked > 0) yield* repo.settleTokens(row.id)
+      else if (failed === 0) yield* repo.settleExpiredTokens(row.id)
       return statusOf(yield* find(sessionId))
     })
 

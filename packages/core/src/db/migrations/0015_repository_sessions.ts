@@ -6,7 +6,9 @@ import { Effect } from "effect"
  * admitted session, keyed by its admission id so a repeated admission finds it. The bearer is
  * kept only as a SHA-256 digest. `state`: `active`, `CLOSED` (local authority stopped; token
  * revocation may still be pending) and `DISPOSED` (every obligation settled). Expiry is judged
- * by `deadline` against the database clock.
+ * by `deadline` against the database clock. `token_expires_at` is the latest expiry of an
+ * installation token minted for the session by any replica: until then a token a crashed
+ * replica held may still be valid upstream.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -28,6 +30,7 @@ export default Effect.gen(function* () {
       deadline             timestamptz NOT NULL,
       created_at           timestamptz NOT NULL DEFAULT now(),
       closed_at            timestamptz,
+      token_expires_at     timestamptz,
       tokens_settled_at    timestamptz,
       disposed_at          timestamptz
     )

@@ -117,6 +117,26 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       `
     })
 
+    const NoteToken = Schema.Struct({ id: Schema.String, expires_at_ms: Schema.Number })
+    /** Records an installation token's expiry: cleanup waits for it unless the token is revoked. */
+    const noteToken = SqlSchema.void({
+      Request: NoteToken,
+      execute: (t) => sql`
+        UPDATE repository_sessions
+        SET token_expires_at = greatest(token_expires_at, to_timestamp(${t.expires_at_ms}::double precision / 1000))
+        WHERE id = ${t.id}
+      `
+    })
+
+    /** Settles a session no replica can hold a live token for any more. */
+    const settleExpiredTokens = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`
+        UPDATE repository_sessions SET tokens_settled_at = now()
+        WHERE id = ${id} AND tokens_settled_at IS NULL AND (token_expires_at IS NULL OR token_expires_at <= now())
+      `
+    })
+
     /** Closed (or expired) sessions whose tokens are settled become DISPOSED. */
     const dispose = SqlSchema.void({
       Request: Schema.String,
@@ -139,6 +159,8 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       countUndisposed: countUndisposed(undefined).pipe(Effect.map((r) => r.n), Effect.orDie),
       close: (id: string) => close(id).pipe(Effect.orDie),
       settleTokens: (id: string) => settleTokens(id).pipe(Effect.orDie),
+      noteToken: (id: string, expiresAtMs: number) => noteToken({ id, expires_at_ms: expiresAtMs }).pipe(Effect.orDie),
+      settleExpiredTokens: (id: string) => settleExpiredTokens(id).pipe(Effect.orDie),
       dispose: (id: string) => dispose(id).pipe(Effect.orDie),
       lockAdmissions: lockAdmissions.pipe(Effect.orDie),
       withTransaction: sql.withTransaction
