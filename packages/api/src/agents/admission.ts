@@ -14,6 +14,7 @@ import { capabilitiesOf } from "../installation/capabilities.js"
 import { secretRef } from "../secrets/policy.js"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import type { ConfigurationId } from "@svc/core/schema"
+import { RepositoryAdmission, type RepositoryRequest } from "./repositoryAdmission.js"
 
 export interface Draft {
   readonly configurationId: ConfigurationId
@@ -21,6 +22,8 @@ export interface Draft {
   readonly backendId: string | null
   readonly harnessAuth: HarnessAuth | null
   readonly plugins: Plugins | undefined
+  /** Repositories this request asks for (`requestedRepositories`); undefined: none supplied. */
+  readonly repositories?: ReadonlyArray<RepositoryRequest> | undefined
 }
 
 /** A draft's settings without its Configuration (Agent provisioning creates that one). */
@@ -42,6 +45,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const sql = yield* SqlClient.SqlClient
     const { authorize } = yield* Authorization
     const installation = yield* InstallationConfiguration
+    const repositories = yield* RepositoryAdmission
 
     const configurationKind = SqlSchema.findOne({
       Request: Key,
@@ -119,6 +123,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         if (draft.plugins !== undefined && Object.keys(draft.plugins).length > 0 && installation.drivers.plugin === undefined) {
           return yield* new NotImplemented({ message: "Plugin selections need a Plugin Driver, and none is selected." })
         }
+        yield* repositories.admit(namespaceId, draft.repositories)
       })
 
     /** Every check of a draft: its Configuration, then its launch settings. */
@@ -127,5 +132,5 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
 
     return { admitDraft, admitLaunchSettings }
   }),
-  dependencies: [Authorization.Default]
+  dependencies: [Authorization.Default, RepositoryAdmission.Default]
 }) {}

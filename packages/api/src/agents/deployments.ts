@@ -20,6 +20,7 @@ import { FrozenConfiguration, RevisionQueue, type RevisionSource } from "./revis
 import { agentRef, revisionRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { toAgent } from "./views.js"
+import { RepositoryAdmission, requestedRepositories } from "./repositoryAdmission.js"
 
 /** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
 const lockConfigurationRow = (sql: SqlClient.SqlClient) => SqlSchema.findOne({
@@ -40,6 +41,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const queue = yield* RevisionQueue
+    const repositoryGrants = yield* RepositoryAdmission
     const lockConfiguration = lockConfigurationRow(sql)
 
     /** SPEC 4.4 rule 1: the saved draft, frozen into a new revision and queued. */
@@ -61,7 +63,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
             harnessAuth,
             plugins: settings.plugins,
             pluginApprovers: settings.pluginApprovers ?? null,
-            repositoryCredentials: [],
+            repositoryCredentials: yield* repositoryGrants.grants(namespaceId, requestedRepositories(settings)),
             configuration: Effect.flatMap(lockConfiguration(agent.configuration_id).pipe(Effect.orDie), Option.match({
               onNone: () => Effect.fail(new NotFound({ message: "The Configuration does not exist in this Namespace." })),
               onSome: Effect.succeed
@@ -138,6 +140,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     WorkItemsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    RevisionQueue.Default
+    RevisionQueue.Default,
+    RepositoryAdmission.Default
   ]
 }) {}
