@@ -140,17 +140,9 @@ describe("Agents", () => {
         expect(fine.workspaceDefaultsId).toBe(workspaceDefaultsIdOf({}))
         const withBackend = expectData(yield* create({ name: "with-backend", backendId: "model-accounts" }), 201)
         expect(withBackend.backendId).toBe("model-accounts")
-        // Repository bindings: shown only when non-empty, each with its profile (default git-write).
-        const bound = expectData(yield* create({
-          name: "with-repos",
-          repositoryBindings: [{ repositoryRef: "svc-api" }, { repositoryRef: "svc-docs", profile: "read-only" }]
-        }), 201)
-        expect(bound.repositoryBindings).toEqual([
-          { repositoryRef: "svc-api", profile: "git-write" },
-          { repositoryRef: "svc-docs", profile: "read-only" }
-        ])
-        const cleared = expectData(yield* call(f, "PATCH", `agents/${bound.id}`, { configurationId: f.configurationId, repositoryBindings: [] }), 200)
-        expect(cleared.repositoryBindings).toBeUndefined()
+        // Repository settings need a Repo Driver (agents-repositories.test.ts has one); an empty list is fine.
+        expectError(yield* create({ name: "with-repos", repositoryBindings: [{ repositoryRef: "svc-api" }] }), 409, "RESOURCE_CONFLICT")
+        expect(expectData(yield* create({ name: "no-repos", repositoryBindings: [] }), 201).repositoryBindings).toBeUndefined()
         // Names are unique within the Namespace, free in another.
         expectError(yield* create({ name: "fine" }), 409, "RESOURCE_CONFLICT")
         expectData(yield* call(f, "POST", `/namespaces/${other}/agents`, { name: "fine", configurationId: otherConfiguration.id }), 201)

@@ -1,34 +1,67 @@
 /**
- * `svc credential-service`: the credential service process. This foundation serves its private
- * control interface (SPEC 4.8) on a mode-0600 Unix socket; sessions and the client listener
- * come with the repository-credentials capability.
+ * `svc credential-service`: the credential service process (SPEC 4.8, DESIGN §12). It serves
+ * its private control interface on a mode-0600 Unix socket; sessions live in PostgreSQL.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
+import { DevUpstreamsConfig, loadOrExit } from "@svc/core/config"
+import { databaseLayer, RepositorySessionsRepo } from "@svc/core/db"
 import { httpPipeline } from "@svc/core/http"
 import { Limits } from "@svc/core/schema"
-import { processLayer, startupConfig } from "@svc/core/runtime"
-import { Config, Effect, Layer } from "effect"
-import * as path from "node:path"
+import { processLayer, requireDatabaseUrl, startupConfig } from "@svc/core/runtime"
+import { Effect, Layer, Option } from "effect"
+import { credentialServiceConfig, requireRegistry } from "./config.js"
 import { ControlApi, ControlLive } from "./controlApi.js"
 import { controlSocketServer } from "./controlSocket.js"
+import { Sessions } from "./sessions/service.js"
+import { CredentialSettings } from "./settings.js"
+import { listenerLayer } from "./listener/server.js"
+import { loadAppKey } from "./upstream/appKey.js"
+import { makeCodeHostClient } from "./upstream/codeHost.js"
+import { makeTokenCache, SessionTokens } from "./upstream/tokenCache.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* startupConfig
-    const socketPath = yield* Config.string("SVC_CREDENTIAL_CONTROL_SOCKET").pipe(
-      Config.withDefault(path.join(config.process.dataDir, "credential-service", "control.sock")),
-      Config.map((p) => path.resolve(p))
-    )
+    const registry = yield* loadOrExit(requireRegistry(config))
+    const url = yield* requireDatabaseUrl(config, "credential-service")
+    const options = yield* loadOrExit(credentialServiceConfig(config))
+    const appKey = yield* loadOrExit(loadAppKey)
+    const overrides = yield* loadOrExit(DevUpstreamsConfig)
+    const client = makeCodeHostClient(registry, appKey, overrides)
+    const listenerUrl = Option.getOrElse(options.publicUrl, () => `http://${options.listenHost}:${options.listenPort}`)
     const listening = Layer.effectDiscard(
       HttpServer.addressFormattedWith((address) =>
-        Effect.logInfo(`credential service control interface on ${address}`).pipe(Effect.annotateLogs({ socketPath }))
+        Effect.logInfo(`credential service control interface on ${address}`).pipe(
+          Effect.annotateLogs({ socketPath: options.socketPath })
+        )
       )
     )
-    return Layer.merge(
+    const tokens = Layer.effect(
+      SessionTokens,
+      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken))
+    )
+    const listener = listenerLayer({
+      host: options.listenHost,
+      port: options.listenPort,
+      listenerUrl,
+      client
+    })
+    const sessions = Sessions.Default.pipe(
+      Layer.provide(Layer.succeed(CredentialSettings, { registry, listenerUrl }))
+    )
+    return Layer.mergeAll(
       httpPipeline(ControlApi, ControlLive, { development: false, maxBodyBytes: Limits.controlInterfaceBodyBytes }),
-      listening
-    ).pipe(Layer.provide(controlSocketServer(socketPath)), Layer.provide(processLayer(config)))
+      listening,
+      listener
+    ).pipe(
+      Layer.provide(sessions),
+      Layer.provide(controlSocketServer(options.socketPath)),
+      Layer.provideMerge(tokens),
+      Layer.provideMerge(RepositorySessionsRepo.Default),
+      Layer.provide(databaseLayer({ url, applicationName: "svc-credential-service" })),
+      Layer.provide(processLayer(config))
+    )
   })
 )
 

@@ -18,6 +18,7 @@ import { credentialSourceBinding } from "./credentialSourceBinding.js"
 import { CredentialSourcesRepo } from "@svc/core/db"
 import type { ExecutionMode, HarnessAuth, Plugins } from "@svc/core/api"
 import type { ConfigurationId } from "@svc/core/schema"
+import { RepositoryAdmission, type RepositoryRequest } from "./repositoryAdmission.js"
 
 export interface Draft {
   readonly configurationId: ConfigurationId
@@ -25,6 +26,8 @@ export interface Draft {
   readonly backendId: string | null
   readonly harnessAuth: HarnessAuth | null
   readonly plugins: Plugins | undefined
+  /** Repositories this request asks for (`requestedRepositories`); undefined: none supplied. */
+  readonly repositories?: ReadonlyArray<RepositoryRequest> | undefined
 }
 
 /** A draft's settings without its Configuration (Agent provisioning creates that one). */
@@ -48,6 +51,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const installation = yield* InstallationConfiguration
     const serviceAccounts = yield* ServiceAccountBinding
     const admitCredentialSource = credentialSourceBinding(authorize, yield* CredentialSourcesRepo)
+    const repositories = yield* RepositoryAdmission
 
     const configurationKind = SqlSchema.findOne({
       Request: Key,
@@ -124,6 +128,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         }
         yield* admitHarness(namespaceId, draft, modes.includes("dedicated"))
         yield* admitPlugins(installation, draft.plugins)
+        yield* repositories.admit(namespaceId, draft.repositories)
       })
 
     /** Every check of a draft: its Configuration, then its launch settings. */
@@ -132,5 +137,5 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
 
     return { admitDraft, admitLaunchSettings }
   }),
-  dependencies: [Authorization.Default, ServiceAccountBinding.Default, CredentialSourcesRepo.Default]
+  dependencies: [Authorization.Default, ServiceAccountBinding.Default, CredentialSourcesRepo.Default, RepositoryAdmission.Default]
 }) {}

@@ -21,6 +21,7 @@ import { FrozenConfiguration, RevisionQueue, type RevisionSource } from "./revis
 import { agentRef, revisionRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { agentNotFound, toAgent } from "./views.js"
+import { RepositoryAdmission, requestedRepositories } from "./repositoryAdmission.js"
 
 /** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
 const lockConfigurationRow = (sql: SqlClient.SqlClient) => SqlSchema.findOne({
@@ -42,6 +43,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const { authorize } = yield* Authorization
     const queue = yield* RevisionQueue
     const pages = yield* GatedPages
+    const repositoryGrants = yield* RepositoryAdmission
     const lockConfiguration = lockConfigurationRow(sql)
 
     /** SPEC 4.4 rule 1: the saved draft, frozen into a new revision and queued. */
@@ -63,7 +65,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
             harnessAuth,
             plugins: settings.plugins,
             pluginApprovers: settings.pluginApprovers ?? null,
-            repositoryCredentials: [],
+            repositoryCredentials: yield* repositoryGrants.grants(namespaceId, requestedRepositories(settings)),
             configuration: Effect.flatMap(lockConfiguration(agent.configuration_id).pipe(Effect.orDie), Option.match({
               onNone: () => Effect.fail(new NotFound({ message: "The Configuration does not exist in this Namespace." })),
               onSome: Effect.succeed
@@ -144,6 +146,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     AuditLog.Default,
     Authorization.Default,
     RevisionQueue.Default,
-    GatedPages.Default
+    GatedPages.Default,
+    RepositoryAdmission.Default
   ]
 }) {}

@@ -24,6 +24,7 @@ import { agentFieldsOf } from "./draft.js"
 import { provisioningRef } from "./policy.js"
 import { bodyDigest, resolveRequest } from "./provisionRequest.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
+import { requestedRepositories } from "./repositoryAdmission.js"
 
 const notFound = () => new NotFound({ message: "The provisioning work does not exist." })
 
@@ -107,7 +108,8 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
         executionMode: launch.executionMode ?? "embedded",
         backendId: launch.backendId ?? null,
         harnessAuth: launch.harnessAuth ?? null,
-        plugins: launch.plugins
+        plugins: launch.plugins,
+        repositories: requestedRepositories(launch)
       }
       const request: AgentProvisionRequest = { configuration: resolved.configuration, agent: agentFieldsOf(launch, draft) }
       const id = WorkId.make()

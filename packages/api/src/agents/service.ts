@@ -21,6 +21,7 @@ import { agentFieldsOf, suppliedSettings, withoutUndefined } from "./draft.js"
 import { agentRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { ServiceAccountBinding } from "./serviceAccountBinding.js"
+import { requestedRepositories } from "./repositoryAdmission.js"
 import { toAgent } from "./views.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 
@@ -57,7 +58,8 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
         executionMode: body.executionMode ?? "embedded",
         backendId: body.backendId ?? null,
         harnessAuth: body.harnessAuth ?? null,
-        plugins: body.plugins
+        plugins: body.plugins,
+        repositories: requestedRepositories(body)
       }
       const insert = Effect.gen(function* () {
         const namespace = yield* namespaces.lockForWrite(namespaceId)
@@ -112,7 +114,8 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
           backendId: body.backendId !== undefined ? body.backendId : current.backend_id,
           // Only what this request supplies is re-admitted against the caller's grants.
           harnessAuth: body.harnessAuth !== undefined ? body.harnessAuth : null,
-          plugins: body.plugins
+          plugins: body.plugins,
+          repositories: requestedRepositories(body)
         }
         yield* admission.admitDraft(namespaceId, draft)
         yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, { before: current.backend_id, after: draft.backendId })

@@ -5,6 +5,7 @@
 import { Cause, ConfigError } from "effect"
 import { DevSecretError } from "./devSecrets.js"
 import { InstallationConfigError } from "./installation/load.js"
+import { RepositoryRegistryError } from "./installation/registryLoad.js"
 
 const variableName = (path: ReadonlyArray<string>): string => (path.length === 0 ? "(configuration)" : path.join("_"))
 
@@ -27,7 +28,10 @@ export const configErrorLines = (error: ConfigError.ConfigError): ReadonlyArray<
 /** Text for any start-up failure: configuration errors in detail, anything else by its message. */
 export const formatStartupError = (error: unknown): string => {
   if (ConfigError.isConfigError(error)) return configErrorLines(error).join("\n")
-  if (error instanceof InstallationConfigError || error instanceof DevSecretError) return error.message
+  if (
+    error instanceof InstallationConfigError || error instanceof RepositoryRegistryError ||
+    error instanceof DevSecretError
+  ) return error.message
   if (Cause.isCause(error)) return Cause.pretty(error)
   return error instanceof Error ? error.message : String(error)
 }

@@ -72,3 +72,15 @@ export {
   loadInstallationConfig
 } from "./installation/load.js"
 export { type DevUpstreams, DevUpstreamsConfig, parseDevUpstreams, upstreamOrigin } from "./devUpstreams.js"
+export {
+  approvedRepository,
+  CanonicalRepository,
+  DecimalId,
+  NamespacePolicy,
+  PushRefPattern,
+  RegistryRepository,
+  RepositoryProfileName,
+  RepositoryRegistry,
+  type RepositoryRegistryEncoded
+} from "./installation/registry.js"
+export { decodeRepositoryRegistry, loadRepositoryRegistry, RepositoryRegistryError } from "./installation/registryLoad.js"

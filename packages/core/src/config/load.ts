@@ -9,6 +9,8 @@ import * as fs from "node:fs"
 import { DevSecretError, type ProcessSecrets, resolveDevSecrets } from "./devSecrets.js"
 import { formatStartupError } from "./format.js"
 import { InstallationConfigError, loadInstallationConfig } from "./installation/load.js"
+import type { RepositoryRegistry } from "./installation/registry.js"
+import { loadRepositoryRegistry, type RepositoryRegistryError } from "./installation/registryLoad.js"
 import { nativeAdminConsoleProblems } from "./installation/nativeAdmin.js"
 import type { InstallationConfig } from "./installation/schema.js"
 import { ProcessConfig, type ProcessSettings } from "./process.js"
@@ -28,6 +30,8 @@ export const loadProcessConfig: Effect.Effect<LoadedProcessConfig, ConfigError.C
 export interface StartupConfig {
   readonly process: LoadedProcessConfig
   readonly installation: InstallationConfig
+  /** The `code_host` Backend's repository registry (SPEC 2.14), when one is configured. */
+  readonly repositoryRegistry?: RepositoryRegistry | undefined
 }
 
 /** SPEC 5.8: the shared cookie domain must also be a parent of the console host (SVC_BASE_URL). */
@@ -46,12 +50,15 @@ const checkNativeAdmin = (installation: InstallationConfig, processConfig: Loade
 /** Variables, development secrets and the Installation configuration file, in that order. */
 export const loadStartupConfig: Effect.Effect<
   StartupConfig,
-  ConfigError.ConfigError | DevSecretError | InstallationConfigError
+  ConfigError.ConfigError | DevSecretError | InstallationConfigError | RepositoryRegistryError
 > = Effect.gen(function*() {
   const processConfig = yield* loadProcessConfig
   const installation = yield* loadInstallationConfig(processConfig.installationConfigPath)
   yield* checkNativeAdmin(installation, processConfig)
-  return { process: processConfig, installation }
+  const repositoryRegistry = Option.getOrUndefined(yield* loadRepositoryRegistry(installation))
+  return repositoryRegistry === undefined
+    ? { process: processConfig, installation }
+    : { process: processConfig, installation, repositoryRegistry }
 })
 
 /** Exit status for a configuration error (sysexits.h). */

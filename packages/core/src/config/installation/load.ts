@@ -56,16 +56,33 @@ export const decodeInstallationConfig = (
   input: unknown
 ): Either.Either<InstallationConfig, InstallationConfigError> =>
   Schema.decodeUnknownEither(InstallationConfig, { onExcessProperty: "error", errors: "all" })(input).pipe(
-    Either.mapLeft((error) =>
-      new InstallationConfigError({
-        file,
-        problems: ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-          path: issue.path.length === 0 ? "(root)" : formatJsonPath(issue.path),
-          message: withoutQuotedActual(issue.message)
-        }))
+    Either.mapLeft((error) => new InstallationConfigError({ file, problems: problemsOf(error) }))
+  )
+
+/** Reads and parses a JSON file; each failure is one problem for the file itself. */
+export const readJsonFile = (file: string): Effect.Effect<unknown, ReadonlyArray<InstallationConfigProblem>> =>
+  Effect.tryPromise({
+    try: () => fs.readFile(file, "utf8"),
+    catch: (cause) => {
+      const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+      return [{ path: "", message: `cannot read: ${readErrorText[code] ?? (code || String(cause))}` }]
+    }
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        try: () => JSON.parse(text) as unknown,
+        // The parser's own message may quote the content (possibly a secret): position only.
+        catch: (error) => [{ path: "", message: `is not valid JSON${jsonPosition(text, error)}` }]
       })
     )
   )
+
+/** Schema problems as `{path, message}`, paths in JSON notation, quoted input values dropped. */
+export const problemsOf = (error: ParseResult.ParseError): ReadonlyArray<InstallationConfigProblem> =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+    path: issue.path.length === 0 ? "(root)" : formatJsonPath(issue.path),
+    message: withoutQuotedActual(issue.message)
+  }))
 
 /**
  * The Installation configuration: the file at `file` when given (absolute path), otherwise the
@@ -77,27 +94,8 @@ export const loadInstallationConfig = (
   Option.match(file, {
     onNone: () => Effect.succeed(defaultInstallationConfig),
     onSome: (file) =>
-      Effect.tryPromise({
-        try: () => fs.readFile(file, "utf8"),
-        catch: (cause) => {
-          const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
-          return new InstallationConfigError({
-            file,
-            problems: [{ path: "", message: `cannot read: ${readErrorText[code] ?? (code || String(cause))}` }]
-          })
-        }
-      }).pipe(
-        Effect.flatMap((text) =>
-          Effect.try({
-            try: () => JSON.parse(text) as unknown,
-            // The parser's own message may quote the content (possibly a secret): position only.
-            catch: (error) =>
-              new InstallationConfigError({
-                file,
-                problems: [{ path: "", message: `is not valid JSON${jsonPosition(text, error)}` }]
-              })
-          })
-        ),
+      readJsonFile(file).pipe(
+        Effect.mapError((problems) => new InstallationConfigError({ file, problems })),
         Effect.flatMap((json) => decodeInstallationConfig(file, json))
       )
   })

@@ -14,6 +14,7 @@ import m0011 from "./0011_sign_in_evaluations.js"
 import m0012 from "./0012_idempotency_keys.js"
 import m0013 from "./0013_audit_keyset.js"
 import m0014 from "./0014_rollback_and_deployment_events.js"
+import m0015 from "./0015_repository_sessions.js"
 import m0016 from "./0016_service_accounts.js"
 import m0017 from "./0017_credential_sources.js"
 
@@ -36,6 +37,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_idempotency_keys": m0012,
   "0013_audit_keyset": m0013,
   "0014_rollback_and_deployment_events": m0014,
+  "0015_repository_sessions": m0015,
   "0016_service_accounts": m0016,
   "0017_credential_sources": m0017
 }

@@ -1,0 +1,169 @@
+/**
+ * The `repository_sessions` table (migration 0015): the credential service's durable sessions,
+ * so a restart or a second replica continues them. Time is judged by the database clock.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+
+export const RepositorySessionInsert = Schema.Struct({
+  id: Schema.String,
+  admission_id: Schema.String,
+  request_digest: Schema.String,
+  bearer_digest: Schema.String,
+  namespace_id: Schema.String,
+  repository_ref: Schema.String,
+  repository_id: Schema.String,
+  repository: Schema.String,
+  provider_instance_id: Schema.String,
+  grant_id: Schema.String,
+  profile: Schema.String,
+  push_ref_allowlist: Schema.NullOr(Schema.Array(Schema.String)),
+  duration_seconds: Schema.Number
+})
+export type RepositorySessionInsert = typeof RepositorySessionInsert.Type
+
+export const RepositorySessionState = Schema.Literal("active", "CLOSED", "DISPOSED")
+
+export const RepositorySessionRow = Schema.Struct({
+  id: Schema.String,
+  admission_id: Schema.String,
+  request_digest: Schema.String,
+  namespace_id: Schema.String,
+  repository_ref: Schema.String,
+  repository_id: Schema.String,
+  repository: Schema.String,
+  provider_instance_id: Schema.String,
+  grant_id: Schema.String,
+  profile: Schema.String,
+  push_ref_allowlist: Schema.NullOr(Schema.Array(Schema.String)),
+  state: RepositorySessionState,
+  deadline_ms: Schema.NumberFromString,
+  /** The deadline has passed (database clock). */
+  expired: Schema.Boolean,
+  closed: Schema.Boolean,
+  tokens_settled: Schema.Boolean
+})
+export type RepositorySessionRow = typeof RepositorySessionRow.Type
+
+const columns = (sql: SqlClient.SqlClient) => sql`
+  id, admission_id, request_digest, namespace_id, repository_ref, repository_id, repository,
+  provider_instance_id, grant_id, profile, push_ref_allowlist, state,
+  (extract(epoch FROM deadline) * 1000)::bigint::text AS deadline_ms,
+  deadline <= now() AS expired, closed_at IS NOT NULL AS closed, tokens_settled_at IS NOT NULL AS tokens_settled
+`
+
+const ById = Schema.Struct({ id: Schema.String })
+const Count = Schema.Struct({ n: Schema.Number })
+
+export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRepo>()("@svc/core/RepositorySessionsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.findOne({
+      Request: RepositorySessionInsert,
+      Result: ById,
+      execute: (s) => sql`
+        INSERT INTO repository_sessions (id, admission_id, request_digest, bearer_digest, namespace_id,
+          repository_ref, repository_id, repository, provider_instance_id, grant_id, profile,
+          push_ref_allowlist, state, deadline)
+        VALUES (${s.id}, ${s.admission_id}, ${s.request_digest}, ${s.bearer_digest}, ${s.namespace_id},
+          ${s.repository_ref}, ${s.repository_id}, ${s.repository}, ${s.provider_instance_id}, ${s.grant_id},
+          ${s.profile}, ${s.push_ref_allowlist === null ? null : JSON.stringify(s.push_ref_allowlist)}::jsonb,
+          'active', now() + make_interval(secs => ${s.duration_seconds}))
+        ON CONFLICT (admission_id) DO NOTHING
+        RETURNING id
+      `
+    })
+
+    const byId = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: RepositorySessionRow,
+      execute: (id) => sql`SELECT ${columns(sql)} FROM repository_sessions WHERE id = ${id}`
+    })
+
+    const byAdmission = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: RepositorySessionRow,
+      execute: (admissionId) => sql`SELECT ${columns(sql)} FROM repository_sessions WHERE admission_id = ${admissionId}`
+    })
+
+    const byBearer = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: RepositorySessionRow,
+      execute: (digest) => sql`SELECT ${columns(sql)} FROM repository_sessions WHERE bearer_digest = ${digest}`
+    })
+
+    /** Sessions that still count against the limit: everything not yet disposed. */
+    const countUndisposed = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Count,
+      execute: () => sql`SELECT count(*)::int AS n FROM repository_sessions WHERE state <> 'DISPOSED'`
+    })
+
+    /** Stops local authority; a no-op for a session already closed. */
+    const close = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`
+        UPDATE repository_sessions SET state = 'CLOSED', closed_at = now()
+        WHERE id = ${id} AND state = 'active'
+      `
+    })
+
+    /** Every installation token of the session is revoked or past its expiry. */
+    const settleTokens = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`
+        UPDATE repository_sessions SET tokens_settled_at = now() WHERE id = ${id} AND tokens_settled_at IS NULL
+      `
+    })
+
+    const NoteToken = Schema.Struct({ id: Schema.String, expires_at_ms: Schema.Number })
+    /** Records an installation token's expiry: cleanup waits for it unless the token is revoked. */
+    const noteToken = SqlSchema.void({
+      Request: NoteToken,
+      execute: (t) => sql`
+        UPDATE repository_sessions
+        SET token_expires_at = greatest(token_expires_at, to_timestamp(${t.expires_at_ms}::double precision / 1000))
+        WHERE id = ${t.id}
+      `
+    })
+
+    /** Settles a session no replica can hold a live token for any more. */
+    const settleExpiredTokens = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`
+        UPDATE repository_sessions SET tokens_settled_at = now()
+        WHERE id = ${id} AND tokens_settled_at IS NULL AND (token_expires_at IS NULL OR token_expires_at <= now())
+      `
+    })
+
+    /** Closed (or expired) sessions whose tokens are settled become DISPOSED. */
+    const dispose = SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`
+        UPDATE repository_sessions
+        SET state = 'DISPOSED', disposed_at = now(), closed_at = coalesce(closed_at, now())
+        WHERE id = ${id} AND state <> 'DISPOSED' AND tokens_settled_at IS NOT NULL
+          AND (state = 'CLOSED' OR deadline <= now())
+      `
+    })
+
+    /** Serializes admissions, so the session limit holds across replicas. */
+    const lockAdmissions = sql`SELECT pg_advisory_xact_lock(hashtext('repository_sessions.admission'))`.pipe(Effect.asVoid)
+
+    return {
+      insert: (s: RepositorySessionInsert) => insert(s).pipe(Effect.orDie),
+      byId: (id: string) => byId(id).pipe(Effect.orDie),
+      byAdmission: (admissionId: string) => byAdmission(admissionId).pipe(Effect.orDie),
+      byBearer: (digest: string) => byBearer(digest).pipe(Effect.orDie),
+      countUndisposed: countUndisposed(undefined).pipe(Effect.map((r) => r.n), Effect.orDie),
+      close: (id: string) => close(id).pipe(Effect.orDie),
+      settleTokens: (id: string) => settleTokens(id).pipe(Effect.orDie),
+      noteToken: (id: string, expiresAtMs: number) => noteToken({ id, expires_at_ms: expiresAtMs }).pipe(Effect.orDie),
+      settleExpiredTokens: (id: string) => settleExpiredTokens(id).pipe(Effect.orDie),
+      dispose: (id: string) => dispose(id).pipe(Effect.orDie),
+      lockAdmissions: lockAdmissions.pipe(Effect.orDie),
+      withTransaction: sql.withTransaction
+    }
+  })
+}) {}

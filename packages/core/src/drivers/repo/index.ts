@@ -1,0 +1,5 @@
+export * from "./codehost.js"
+export * from "./control.js"
+export * from "./controlClient.js"
+export * from "./driver.js"
+export * from "./grant.js"

@@ -1,0 +1,48 @@
+/** Request bodies read up to a limit, and the fixed answers of the listener. */
+import type * as http from "node:http"
+import { gunzipSync } from "node:zlib"
+
+/** The whole body, or undefined past `max` bytes (the rest is not read). */
+export const readLimited = (req: http.IncomingMessage, max: number): Promise<Buffer | undefined> =>
+  new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? "0")
+    if (declared > max) return resolve(undefined)
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) {
+        req.removeAllListeners("data")
+        req.pause()
+        resolve(undefined)
+      } else chunks.push(chunk)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+/** The body as Git sent it may be gzip-compressed; undefined when it does not inflate within `max`. */
+export const inflated = (body: Buffer, encoding: string | undefined, max: number): Buffer | undefined => {
+  if (encoding !== "gzip") return body
+  try {
+    return gunzipSync(body, { maxOutputLength: max })
+  } catch {
+    return undefined
+  }
+}
+
+export type Surface = "git" | "api"
+
+/** A fixed refusal: plain text for Git (shown to the user), JSON for the REST API. */
+export const refuse = (res: http.ServerResponse, surface: Surface, status: number, message: string) => {
+  if (res.headersSent) return void res.destroy()
+  const headers: Record<string, string> = { connection: "close" }
+  if (status === 401) headers["www-authenticate"] = "Basic realm=\"svc credential service\""
+  if (surface === "api") {
+    res.writeHead(status, { ...headers, "content-type": "application/json" })
+    res.end(JSON.stringify({ message }))
+  } else {
+    res.writeHead(status, { ...headers, "content-type": "text/plain; charset=utf-8" })
+    res.end(`${message}\n`)
+  }
+}

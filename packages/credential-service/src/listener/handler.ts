@@ -1,0 +1,168 @@
+/**
+ * The client listener's request handler (DESIGN §12): authenticate the session bearer, keep
+ * the request to the session's one repository and profile, and proxy it upstream with the
+ * session's installation token. Raw Node streams, because Git packs are streamed both ways.
+ */
+import type { RepositoryProfileName } from "@svc/core/config"
+import { CredentialServiceLimits as L } from "@svc/core/schema"
+import type * as http from "node:http"
+import { Readable } from "node:stream"
+import { digestOf } from "../sessions/bearer.js"
+import { inflated, readLimited, refuse, type Surface } from "./bodies.js"
+import { presentedBearer } from "./credentials.js"
+import { type ExchangeSlots } from "./exchanges.js"
+import { pushCommands, refAllowed } from "./pushCommands.js"
+import { routeOf } from "./routes.js"
+
+export interface ActiveSession {
+  readonly id: string
+  readonly repository: string
+  readonly repositoryId: string
+  readonly profile: RepositoryProfileName
+  readonly pushRefAllowlist: ReadonlyArray<string> | null
+}
+
+export interface ListenerDeps {
+  /** The active, unexpired session with this bearer digest. */
+  readonly lookup: (bearerDigest: string) => Promise<ActiveSession | undefined>
+  readonly tokenFor: (session: ActiveSession) => Promise<string>
+  readonly gitOrigin: string
+  readonly apiOrigin: string
+  readonly listenerUrl: string
+  readonly slots: ExchangeSlots
+}
+
+const surfaceOf = (url: URL): Surface => (url.pathname.startsWith("/api/") ? "api" : "git")
+
+const forwardedHeaders = ["content-type", "content-encoding", "git-protocol", "accept"] as const
+
+/** Removes `temp_clone_token` anywhere in a JSON document. */
+const stripCloneTokens = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(stripCloneTokens)
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(
+    Object.entries(value).filter(([k]) => k !== "temp_clone_token").map(([k, v]) => [k, stripCloneTokens(v)])
+  )
+}
+
+const proxyGit = async (
+  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse,
+  session: ActiveSession, service: "git-upload-pack" | "git-receive-pack", endpoint: "info/refs" | "rpc"
+) => {
+  const pushing = service === "git-receive-pack"
+  if (pushing && session.profile === "git-read") return refuse(res, "git", 403, "this session's profile git-read cannot push")
+  let body: Buffer | undefined
+  if (endpoint === "rpc") {
+    body = await readLimited(req, pushing ? L.gitPushInputBytes : L.gitFetchInputBytes)
+    if (body === undefined) return refuse(res, "git", 413, "the request body is larger than the credential service allows")
+    if (pushing && session.pushRefAllowlist !== null) {
+      const plain = inflated(body, req.headers["content-encoding"], L.gitPushInputBytes)
+      const commands = plain === undefined ? { problem: "the request body cannot be read" } : pushCommands(plain)
+      if ("problem" in commands) return refuse(res, "git", 403, `push refused: ${commands.problem}`)
+      const outside = commands.refs.find((ref) => !refAllowed(session.pushRefAllowlist!, ref))
+      if (outside !== undefined) return refuse(res, "git", 403, `push refused: ${outside} is outside this session's pushRefAllowlist`)
+    }
+  }
+  const token = await deps.tokenFor(session)
+  const headers: Record<string, string> = {
+    authorization: `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`,
+    "user-agent": "svc-credential-service"
+  }
+  for (const name of forwardedHeaders) {
+    const value = req.headers[name]
+    if (typeof value === "string") headers[name] = value
+  }
+  const path = endpoint === "rpc" ? `/${session.repository}.git/${service}` : `/${session.repository}.git/info/refs?service=${service}`
+  const upstream = await fetch(`${deps.gitOrigin}${path}`, {
+    method: req.method ?? "GET",
+    headers,
+    ...(body === undefined ? {} : { body }),
+    redirect: "error",
+    signal: AbortSignal.timeout(L.exchangeTotalSeconds * 1000)
+  })
+  const out: Record<string, string> = {}
+  for (const name of ["content-type", "cache-control", "expires", "pragma"]) {
+    const value = upstream.headers.get(name)
+    if (value !== null) out[name] = value
+  }
+  if (upstream.status === 401 || upstream.status === 403) {
+    await upstream.body?.cancel()
+    return refuse(res, "git", 502, "the code host refused the credential service's token")
+  }
+  res.writeHead(upstream.status, out)
+  if (upstream.body === null) return void res.end()
+  let sent = 0
+  const stream = Readable.fromWeb(upstream.body as import("node:stream/web").ReadableStream<Uint8Array>)
+  stream.on("data", (chunk: Buffer) => {
+    sent += chunk.length
+    if (sent > L.gitOutputBytes) {
+      stream.destroy()
+      res.destroy()
+    }
+  })
+  stream.pipe(res)
+  await new Promise<void>((resolve) => {
+    res.on("close", resolve)
+    stream.on("error", () => {
+      res.destroy()
+      resolve()
+    })
+  })
+}
+
+const proxyApi = async (
+  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse, session: ActiveSession, upstreamPath: string
+) => {
+  const body = req.method === "GET" ? undefined : await readLimited(req, L.apiInputBytes)
+  if (req.method !== "GET" && body === undefined) return refuse(res, "api", 413, "the request body is larger than the credential service allows")
+  const token = await deps.tokenFor(session)
+  const upstream = await fetch(`${deps.apiOrigin}${upstreamPath}`, {
+    method: req.method ?? "GET",
+    headers: {
+      authorization: `token ${token}`,
+      accept: typeof req.headers.accept === "string" ? req.headers.accept : "application/vnd.github+json",
+      "user-agent": "svc-credential-service",
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    ...(body === undefined ? {} : { body }),
+    redirect: "error",
+    signal: AbortSignal.timeout(L.exchangeTotalSeconds * 1000)
+  })
+  const raw = Buffer.from(await upstream.arrayBuffer())
+  if (raw.length > L.apiResponseBytes) return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
+  let text = raw.toString("utf8")
+  if ((upstream.headers.get("content-type") ?? "").includes("json") && text.length > 0) {
+    try {
+      text = JSON.stringify(stripCloneTokens(JSON.parse(text)))
+    } catch {
+      return refuse(res, "api", 502, "the code host's response is not valid JSON")
+    }
+  }
+  const headers: Record<string, string> = { "content-type": upstream.headers.get("content-type") ?? "application/json" }
+  const link = upstream.headers.get("link")
+  if (link !== null) headers.link = link.split(deps.apiOrigin).join(`${deps.listenerUrl}/api/v3`)
+  res.writeHead(upstream.status, headers)
+  res.end(text)
+}
+
+export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const url = new URL(req.url ?? "/", "http://listener")
+  const surface = surfaceOf(url)
+  if ((req.url ?? "").length > L.requestTargetBytes) return refuse(res, surface, 414, "the request target is too long")
+  const bearer = presentedBearer(req.headers)
+  if (bearer === undefined) return refuse(res, surface, 401, "authentication required")
+  const session = await deps.lookup(digestOf(bearer))
+  if (session === undefined) return refuse(res, surface, 401, "the session is closed, expired or unknown")
+  const route = routeOf(req.method ?? "GET", url, session.repository)
+  if (route === undefined) return refuse(res, surface, 404, "not available through this session")
+  const release = deps.slots.acquire(session.id)
+  if (release === undefined) return refuse(res, surface, 503, "too many concurrent requests; try again")
+  try {
+    if (route.kind === "git") await proxyGit(deps, req, res, session, route.service, route.endpoint)
+    else await proxyApi(deps, req, res, session, route.upstreamPath)
+  } catch {
+    refuse(res, surface, 502, "the code host could not be reached")
+  } finally {
+    release()
+  }
+}

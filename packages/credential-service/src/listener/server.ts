@@ -1,0 +1,67 @@
+/**
+ * The client listener as a scoped resource: a Node HTTP server (plain HTTP; DESIGN §12 allows
+ * it on loopback in development) with the SPEC 8 socket and header limits, closed with the
+ * process. Session lookups and token minting are Effects run on the layer's runtime.
+ */
+import type { RepositoryProfileName } from "@svc/core/config"
+import { RepositorySessionsRepo } from "@svc/core/db"
+import { CredentialServiceLimits as L } from "@svc/core/schema"
+import { Effect, Layer, Option, Runtime } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { CodeHostClient } from "../upstream/codeHost.js"
+import { SessionTokens } from "../upstream/tokenCache.js"
+import { makeExchangeSlots } from "./exchanges.js"
+import { type ActiveSession, makeHandler } from "./handler.js"
+
+export interface ListenerOptions {
+  readonly host: string
+  readonly port: number
+  readonly listenerUrl: string
+  readonly client: CodeHostClient
+}
+
+export const listenerLayer = (options: ListenerOptions) =>
+  Layer.scopedDiscard(Effect.gen(function* () {
+    const repo = yield* RepositorySessionsRepo
+    const tokens = yield* SessionTokens
+    const runtime = yield* Effect.runtime<never>()
+    const run = Runtime.runPromise(runtime)
+    const lookup = (digest: string) =>
+      run(repo.byBearer(digest).pipe(Effect.map(Option.match({
+        onNone: () => undefined,
+        onSome: (row): ActiveSession | undefined =>
+          row.state !== "active" || row.expired ? undefined : {
+            id: row.id,
+            repository: row.repository,
+            repositoryId: row.repository_id,
+            profile: row.profile as RepositoryProfileName,
+            pushRefAllowlist: row.push_ref_allowlist
+          }
+      }))))
+    const handler = makeHandler({
+      lookup,
+      tokenFor: (session) => run(tokens.tokenFor(session)),
+      gitOrigin: options.client.gitOrigin,
+      apiOrigin: options.client.apiOrigin,
+      listenerUrl: options.listenerUrl,
+      slots: makeExchangeSlots()
+    })
+    const server = http.createServer({
+      maxHeaderSize: L.headerBytes,
+      requestTimeout: L.exchangeTotalSeconds * 1000
+    }, (req, res) => void handler(req, res))
+    server.maxHeadersCount = L.headerPairs
+    server.maxConnections = L.socketsPerListener
+    yield* Effect.acquireRelease(
+      Effect.async<void>((resume) => {
+        server.listen(options.port, options.host, () => resume(Effect.void))
+      }),
+      () => Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    )
+    const address = server.address() as AddressInfo
+    yield* Effect.logInfo(`credential service client listener on ${address.address}:${address.port}`)
+  }))

@@ -1,0 +1,85 @@
+/**
+ * The code host's App API as the credential service uses it (UPSTREAMS.md): mint an
+ * installation token restricted to one repository and a profile's permissions, and revoke it.
+ * Fixed origins; `SVC_DEV_UPSTREAMS` may point them at a loopback implementation in development.
+ */
+import type { RepositoryRegistry } from "@svc/core/config"
+import { type DevUpstreams, upstreamOrigin } from "@svc/core/config"
+import { type PermissionMap } from "@svc/core/drivers/repo"
+import { CredentialServiceLimits } from "@svc/core/schema"
+import { Data, Effect } from "effect"
+import type { KeyObject } from "node:crypto"
+import { appJwt } from "./appJwt.js"
+
+export const API_ORIGIN = "https://api.github.com"
+export const GIT_ORIGIN = "https://github.com"
+
+export class UpstreamError extends Data.TaggedError("UpstreamError")<{ readonly reason: string }> {}
+
+export interface InstallationToken {
+  readonly token: string
+  readonly expiresAtMs: number
+}
+
+export interface CodeHostClient {
+  readonly apiOrigin: string
+  readonly gitOrigin: string
+  readonly mint: (repositoryId: string, permissions: PermissionMap) => Effect.Effect<InstallationToken, UpstreamError>
+  readonly revoke: (token: string) => Effect.Effect<void, UpstreamError>
+}
+
+const call = (url: string, init: RequestInit) =>
+  Effect.tryPromise({
+    try: (signal) => fetch(url, { ...init, redirect: "error", signal }),
+    catch: () => new UpstreamError({ reason: "the code host could not be reached" })
+  }).pipe(
+    Effect.timeoutFail({
+      duration: `${CredentialServiceLimits.providerActionSeconds} seconds`,
+      onTimeout: () => new UpstreamError({ reason: "the code host did not answer in time" })
+    })
+  )
+
+export const makeCodeHostClient = (
+  registry: RepositoryRegistry,
+  key: KeyObject,
+  overrides: DevUpstreams
+): CodeHostClient => {
+  const apiOrigin = upstreamOrigin(overrides, API_ORIGIN)
+  const gitOrigin = upstreamOrigin(overrides, GIT_ORIGIN)
+  const headers = { accept: "application/vnd.github+json", "user-agent": "svc-credential-service" }
+
+  const mint = (repositoryId: string, permissions: PermissionMap) =>
+    Effect.gen(function* () {
+      const jwt = appJwt(key, registry.appId, Date.now())
+      const response = yield* call(`${apiOrigin}/app/installations/${registry.installationId}/access_tokens`, {
+        method: "POST",
+        headers: { ...headers, authorization: `Bearer ${jwt}`, "content-type": "application/json" },
+        body: JSON.stringify({ repository_ids: [Number(repositoryId)], permissions })
+      })
+      if (response.status !== 201) {
+        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
+        return yield* new UpstreamError({ reason: `token request answered ${response.status}` })
+      }
+      const body = yield* Effect.tryPromise({
+        try: () => response.json() as Promise<{ token?: unknown; expires_at?: unknown }>,
+        catch: () => new UpstreamError({ reason: "token response is not JSON" })
+      })
+      const expiresAtMs = typeof body.expires_at === "string" ? Date.parse(body.expires_at) : Number.NaN
+      if (typeof body.token !== "string" || Number.isNaN(expiresAtMs)) {
+        return yield* new UpstreamError({ reason: "token response lacks token or expires_at" })
+      }
+      return { token: body.token, expiresAtMs }
+    })
+
+  const revoke = (token: string) =>
+    call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
+      Effect.flatMap((response) =>
+        // 401: the token is already invalid, which is what revocation wants.
+        response.status === 204 || response.status === 401
+          ? Effect.void
+          : Effect.fail(new UpstreamError({ reason: `revocation answered ${response.status}` }))
+      )
+    )
+
+  return { apiOrigin, gitOrigin, mint, revoke }
+}

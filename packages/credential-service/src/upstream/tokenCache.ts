@@ -1,0 +1,66 @@
+/**
+ * Installation tokens per session, minted on first use, reused until the credential margin
+ * before their expiry, and revoked at close. Process-local: a token minted by another replica
+ * or before a restart simply expires upstream within the hour.
+ */
+import { profilePermissions } from "@svc/core/drivers/repo"
+import type { RepositoryProfileName } from "@svc/core/config"
+import { CredentialServiceLimits } from "@svc/core/schema"
+import { Context, Effect, Ref, SynchronizedRef } from "effect"
+import type { CodeHostClient, InstallationToken, UpstreamError } from "./codeHost.js"
+
+export interface TokenCache {
+  readonly tokenFor: (
+    session: { readonly id: string; readonly repositoryId: string; readonly profile: RepositoryProfileName }
+  ) => Effect.Effect<string, UpstreamError>
+  /** Revokes what this process holds for the session: how many, and whether every revocation succeeded. */
+  readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
+}
+
+export class SessionTokens extends Context.Tag("@svc/credential-service/SessionTokens")<SessionTokens, TokenCache>() {}
+
+export const makeTokenCache = (
+  client: CodeHostClient,
+  /** Called with each minted token's expiry before it is used. */
+  onMinted: (sessionId: string, expiresAtMs: number) => Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const tokens = yield* SynchronizedRef.make(new Map<string, InstallationToken>())
+    const retired = yield* Ref.make(new Map<string, Array<string>>())
+    const margin = CredentialServiceLimits.credentialMarginSeconds * 1000
+
+    const tokenFor: TokenCache["tokenFor"] = (session) =>
+      SynchronizedRef.modifyEffect(tokens, (map) => {
+        const cached = map.get(session.id)
+        if (cached !== undefined && cached.expiresAtMs - margin > Date.now()) return Effect.succeed([cached.token, map])
+        return client.mint(session.repositoryId, profilePermissions[session.profile]).pipe(
+          Effect.tap((minted) => onMinted(session.id, minted.expiresAtMs)),
+          Effect.tap(() =>
+            cached === undefined
+              ? Effect.void
+              : Ref.update(retired, (r) => new Map(r).set(session.id, [...(r.get(session.id) ?? []), cached.token]))
+          ),
+          Effect.map((minted) => [minted.token, new Map(map).set(session.id, minted)] as const)
+        )
+      })
+
+    const revokeFor = (sessionId: string) =>
+      Effect.gen(function* () {
+        const current = yield* SynchronizedRef.modify(tokens, (map) => {
+          const next = new Map(map)
+          next.delete(sessionId)
+          return [map.get(sessionId), next] as const
+        })
+        const old = yield* Ref.modify(retired, (r) => {
+          const next = new Map(r)
+          next.delete(sessionId)
+          return [r.get(sessionId) ?? [], next] as const
+        })
+        const all = [...old, ...(current === undefined ? [] : [current.token])]
+        const results = yield* Effect.forEach(all, (token) => Effect.either(client.revoke(token)))
+        const failed = results.filter((r) => r._tag === "Left").length
+        return { revoked: results.length - failed, failed }
+      })
+
+    return { tokenFor, revokeFor } satisfies TokenCache
+  })

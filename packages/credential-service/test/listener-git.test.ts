@@ -1,0 +1,234 @@
+/**
+ * The client listener of a real credential service, driven by the real `git` CLI and HTTP
+ * against a loopback code host that serves real repositories through `git http-backend`.
+ */
+import { Migrations } from "@svc/core/db"
+import { profilePermissions } from "@svc/core/drivers/repo"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  admissionId,
+  frozenGrant,
+  NS_A,
+  NS_B,
+  openSession,
+  queryDatabase,
+  type RunningCredentialService,
+  sampleRegistry,
+  socketRequest,
+  startCredentialService,
+  writeCredentialServiceFiles
+} from "../../../testing/credentialService.js"
+import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { git, refIn, writeGitClientMaterial } from "../../../testing/gitClient.js"
+
+const registry = sampleRegistry({
+  repositories: [
+    ...sampleRegistry().repositories,
+    { repositoryRef: "gadgets", repositoryId: "1002", repository: "acme/gadgets", namespaces: [{ namespaceId: NS_A, profiles: ["git-full"] }] }
+  ]
+})
+let host: FakeCodeHost
+let files: ReturnType<typeof writeCredentialServiceFiles>
+let databaseUrl = ""
+let service: RunningCredentialService
+let listenPort: string | undefined
+
+/** Starts the service; a restart keeps the listener's port, as a deployment would. */
+const start = () =>
+  startCredentialService(files, databaseUrl, {
+    SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url }),
+    ...(listenPort === undefined ? {} : { SVC_CREDENTIAL_LISTEN_PORT: listenPort })
+  })
+
+beforeAll(async () => {
+  host = await startFakeCodeHost([
+    { id: 1001, fullName: "acme/widgets", description: "Widgets and more" },
+    { id: 1002, fullName: "acme/gadgets", description: "Gadgets" }
+  ])
+  files = writeCredentialServiceFiles(registry, host.privateKeyPem)
+  databaseUrl = await createDatabase()
+  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
+  service = await start()
+  listenPort = new URL(service.listenerUrl).port
+}, 120_000)
+
+afterAll(async () => {
+  await service?.process.stop()
+  await host?.close()
+  if (databaseUrl !== "") await dropDatabase(databaseUrl)
+})
+
+const open = async (namespaceId: string, repositoryRef: string, profile: "git-read" | "git-write" | "git-full") => {
+  const response = await openSession(files.socketPath, admissionId(), {
+    durationSeconds: 600,
+    grant: frozenGrant(registry, namespaceId, repositoryRef, profile)
+  })
+  expect(response.status).toBe(201)
+  return response.body.data as { session: { sessionId: string }; bearer: string }
+}
+
+const workdir = () => fs.mkdtempSync(path.join(os.tmpdir(), "svc-clone-"))
+const bare = (name: string) => path.join(host.gitRoot, `${name}.git`)
+
+const api = (pathname: string, bearer: string | undefined, init: RequestInit = {}) =>
+  fetch(`${service.listenerUrl}${pathname}`, {
+    ...init,
+    headers: { ...(bearer === undefined ? {} : { authorization: `token ${bearer}` }), ...(init.headers ?? {}) }
+  })
+
+describe("Git through the listener", () => {
+  it("a git-write session clones, pushes an allowed ref, and is refused outside pushRefAllowlist", async () => {
+    const { bearer } = await open(NS_A, "widgets", "git-write")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const dir = workdir()
+    const clone = await git(config, ["clone", "https://github.com/acme/widgets.git", "widgets"], dir)
+    expect(clone.stderr).not.toContain("fatal")
+    expect(clone.status).toBe(0)
+    const repo = path.join(dir, "widgets")
+    expect(fs.readFileSync(path.join(repo, "README.md"), "utf8")).toBe("# acme/widgets\n")
+
+    fs.writeFileSync(path.join(repo, "change.txt"), "agent work\n")
+    expect((await git(config, ["add", "change.txt"], repo)).status).toBe(0)
+    expect((await git(config, ["commit", "-m", "agent work"], repo)).status).toBe(0)
+    const head = (await git(config, ["rev-parse", "HEAD"], repo)).stdout.trim()
+
+    const allowed = await git(config, ["push", "origin", "HEAD:refs/heads/agent/task-1"], repo)
+    expect(allowed.status).toBe(0)
+    expect(refIn(bare("acme/widgets"), "refs/heads/agent/task-1")).toBe(head)
+
+    const mainBefore = refIn(bare("acme/widgets"), "refs/heads/main")
+    const refused = await git(config, ["push", "origin", "HEAD:main"], repo)
+    expect(refused.status).not.toBe(0)
+    expect(refused.stderr).toContain("403")
+    expect(refIn(bare("acme/widgets"), "refs/heads/main")).toBe(mainBefore)
+
+    // One push naming an allowed and a refused ref changes neither.
+    const mixed = await git(config, ["push", "origin", "HEAD:refs/heads/agent/task-2", "HEAD:refs/heads/release"], repo)
+    expect(mixed.status).not.toBe(0)
+    expect(refIn(bare("acme/widgets"), "refs/heads/agent/task-2")).toBeUndefined()
+
+    // The token the host issued is bound to this repository and the git-write permissions.
+    const issued = host.tokens[host.tokens.length - 1]!
+    expect(issued.repositoryIds).toEqual([1001])
+    expect(issued.permissions).toEqual(profilePermissions["git-write"])
+  }, 120_000)
+
+  it("a git-read session fetches but cannot push; Namespace B only gets what B was approved for", async () => {
+    const { bearer } = await open(NS_B, "widgets", "git-read")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const dir = workdir()
+    expect((await git(config, ["clone", "https://github.com/acme/widgets", "w"], dir)).status).toBe(0)
+    const repo = path.join(dir, "w")
+    expect((await git(config, ["fetch", "origin"], repo)).status).toBe(0)
+    fs.writeFileSync(path.join(repo, "x.txt"), "x\n")
+    await git(config, ["add", "x.txt"], repo)
+    await git(config, ["commit", "-m", "x"], repo)
+    const push = await git(config, ["push", "origin", "HEAD:refs/heads/agent/x"], repo)
+    expect(push.status).not.toBe(0)
+    expect(push.stderr).toContain("403")
+    expect(refIn(bare("acme/widgets"), "refs/heads/agent/x")).toBeUndefined()
+    expect(host.tokens[host.tokens.length - 1]!.permissions).toEqual(profilePermissions["git-read"])
+
+    // B's session reaches only its one repository; gadgets is approved for A only.
+    const other = await git(config, ["ls-remote", "https://github.com/acme/gadgets.git"], dir)
+    expect(other.status).not.toBe(0)
+    expect(other.stderr).toContain("remote: not available through this session")
+    const grant = frozenGrant(registry, NS_A, "gadgets", "git-full")
+    const refusedGrant = await openSession(files.socketPath, admissionId(), {
+      durationSeconds: 600,
+      grant: { ...grant, namespaceId: NS_B }
+    })
+    expect(refusedGrant.status).toBe(409)
+    expect(refusedGrant.body.error.message).toBe("the repository is not approved for the grant's Namespace")
+  }, 120_000)
+
+  it("the REST allowlist: one repository, allowed routes and parameters, clone tokens stripped, links rewritten", async () => {
+    const { bearer } = await open(NS_A, "widgets", "git-write")
+    const repoRead = await api("/api/v3/repos/acme/widgets", bearer)
+    expect(repoRead.status).toBe(200)
+    expect(await repoRead.json()).toEqual({ id: 1001, full_name: "acme/widgets", description: "Widgets and more" })
+
+    const pulls = await api("/api/v3/repos/acme/widgets/pulls?state=open", bearer)
+    expect(pulls.status).toBe(200)
+    expect(pulls.headers.get("link")).toBe(`<${service.listenerUrl}/api/v3/repos/acme/widgets/pulls?page=2>; rel="next"`)
+
+    // git-write reads issues but the token cannot write them: the host says 403.
+    const issue = await api("/api/v3/repos/acme/widgets/issues", bearer, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ title: "hello" })
+    })
+    expect(issue.status).toBe(403)
+
+    for (const [pathname, method] of [
+      ["/api/v3/repos/acme/gadgets", "GET"],
+      ["/api/v3/repos/acme/widgets/hooks", "GET"],
+      ["/api/v3/repos/acme/widgets", "DELETE"],
+      ["/api/v3/repos/acme/widgets/pulls?evil=1", "GET"],
+      ["/api/v3/user", "GET"],
+      ["/app/installations/777/access_tokens", "POST"]
+    ] as const) {
+      const response = await api(pathname, bearer, { method })
+      expect([pathname, response.status]).toEqual([pathname, 404])
+    }
+    const anonymous = await api("/api/v3/repos/acme/widgets", undefined)
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get("www-authenticate")).toBe("Basic realm=\"svc credential service\"")
+    expect(await anonymous.json()).toEqual({ message: "authentication required" })
+    expect((await api("/api/v3/repos/acme/widgets", "svcrs_not-a-session")).status).toBe(401)
+  })
+
+  it("a git-full session writes issues", async () => {
+    const { bearer } = await open(NS_A, "gadgets", "git-full")
+    const created = await api("/api/v3/repos/acme/gadgets/issues", bearer, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ title: "from the agent" })
+    })
+    expect(created.status).toBe(201)
+    expect(await created.json()).toEqual({ number: 1, title: "from the agent" })
+  })
+
+  it("close revokes the token upstream and the bearer gets 401; an expired session gets 401", async () => {
+    const { bearer, session } = await open(NS_A, "widgets", "git-write")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    const token = host.tokens[host.tokens.length - 1]!.token
+    const closed = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+    expect(closed.body.data.state).toBe("CLOSED")
+    expect(closed.body.data.cleanup).toEqual({ tokens: "settled" })
+    expect(host.revoked).toContain(token)
+    const after = await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])
+    expect(after.status).not.toBe(0)
+    expect(after.stderr).toContain("Authentication failed")
+    expect((await api("/api/v3/repos/acme/widgets", bearer)).status).toBe(401)
+
+    const expiring = await open(NS_A, "widgets", "git-read")
+    await queryDatabase(databaseUrl, `UPDATE repository_sessions SET deadline = now() - interval '1 second' WHERE id = $1`, [
+      expiring.session.sessionId
+    ])
+    expect((await api("/api/v3/repos/acme/widgets", expiring.bearer)).status).toBe(401)
+  }, 60_000)
+
+  it("a restart of the credential service keeps open sessions working, and nothing secret is logged", async () => {
+    const { bearer } = await open(NS_A, "widgets", "git-write")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    const output = service.process.output()
+    await service.process.stop()
+    service = await start()
+    const again = await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])
+    expect(again.stderr).toBe("")
+    expect(again.status).toBe(0)
+    expect(again.stdout).toContain("refs/heads/main")
+    const logs = output + service.process.output()
+    for (const secret of [bearer.slice(6), ...host.tokens.map((t) => t.token), host.privateKeyPem.split("\n")[1]!]) {
+      expect(logs).not.toContain(secret)
+    }
+  }, 120_000)
+})

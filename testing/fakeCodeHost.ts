@@ -1,0 +1,286 @@
+/**
+ * A loopback code host for tests (DESIGN §11, UPSTREAMS.md): the App API (RS256 JWTs verified
+ * with the App's public key, `iss`/`exp` checked, installation tokens bound to repository ids
+ * and permissions, expiry, revocation by DELETE), `GET /repos/{owner}/{repo}`, a few issue and
+ * pull routes, and real repositories served by Debian's `git http-backend` behind a front that
+ * checks the installation token. Both fixed origins (API and Git) map to this one server.
+ */
+import { spawn, spawnSync } from "node:child_process"
+import { createPublicKey, generateKeyPairSync, randomBytes, verify } from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+
+export interface FakeRepository {
+  readonly id: number
+  readonly fullName: string
+  readonly description: string
+}
+
+interface IssuedToken {
+  readonly token: string
+  readonly repositoryIds: ReadonlyArray<number>
+  readonly permissions: Readonly<Record<string, string>>
+  expiresAtMs: number
+  revoked: boolean
+}
+
+export interface FakeCodeHost {
+  readonly url: string
+  readonly appId: string
+  readonly installationId: string
+  /** The App's private key (PEM), for the credential service's key file. */
+  readonly privateKeyPem: string
+  readonly gitRoot: string
+  readonly tokens: Array<IssuedToken>
+  /** Tokens revoked with `DELETE /installation/token`, in order. */
+  readonly revoked: Array<string>
+  /** Every request line the host saw, `METHOD /path`. */
+  readonly requests: Array<string>
+  readonly close: () => Promise<void>
+}
+
+const GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
+
+const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify(body))
+}
+
+const readBody = (req: http.IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+/** Verifies an RS256 App JWT: signature, `iss`, `iat` not in the future (60 s skew), `exp`, lifetime at most 600 s. */
+const verifyAppJwt = (jwt: string, publicKeyPem: string, appId: string): string | undefined => {
+  const parts = jwt.split(".")
+  if (parts.length !== 3) return "malformed JWT"
+  const [header, payload, signature] = parts as [string, string, string]
+  const decoded = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { alg?: string }
+  if (decoded.alg !== "RS256") return "alg must be RS256"
+  const ok = verify("RSA-SHA256", Buffer.from(`${header}.${payload}`), createPublicKey(publicKeyPem), Buffer.from(signature, "base64url"))
+  if (!ok) return "bad signature"
+  const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { iss?: unknown; iat?: number; exp?: number }
+  const now = Math.floor(Date.now() / 1000)
+  if (String(claims.iss) !== appId) return "wrong iss"
+  if (typeof claims.iat !== "number" || typeof claims.exp !== "number") return "missing iat/exp"
+  if (claims.iat > now + 60) return "iat in the future"
+  if (claims.exp <= now) return "expired"
+  if (claims.exp - claims.iat > 600) return "lifetime over 600 s"
+  return undefined
+}
+
+const initRepository = (gitRoot: string, fullName: string) => {
+  const bare = path.join(gitRoot, `${fullName}.git`)
+  fs.mkdirSync(path.dirname(bare), { recursive: true })
+  const run = (args: ReadonlyArray<string>, cwd?: string) => {
+    const result = spawnSync("git", args, {
+      cwd,
+      encoding: "utf8",
+      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" }
+    })
+    if (result.status !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`)
+  }
+  run(["init", "--bare", "--initial-branch=main", bare])
+  run(["config", "http.receivepack", "true"], bare)
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "svc-seed-"))
+  run(["init", "--initial-branch=main", work])
+  fs.writeFileSync(path.join(work, "README.md"), `# ${fullName}\n`)
+  run(["add", "README.md"], work)
+  run(["commit", "-m", "seed"], work)
+  run(["push", bare, "main"], work)
+  fs.rmSync(work, { recursive: true, force: true })
+}
+
+export const startFakeCodeHost = async (
+  repositories: ReadonlyArray<FakeRepository>,
+  options: { readonly appId?: string; readonly installationId?: string } = {}
+): Promise<FakeCodeHost> => {
+  const appId = options.appId ?? "4242"
+  const installationId = options.installationId ?? "777"
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+  const privateKeyPem = privateKey.export({ type: "pkcs1", format: "pem" }).toString()
+  const publicKeyPem = publicKey.export({ type: "spki", format: "pem" }).toString()
+  const gitRoot = fs.mkdtempSync(path.join(os.tmpdir(), "svc-codehost-"))
+  for (const repository of repositories) initRepository(gitRoot, repository.fullName)
+  const tokens: Array<IssuedToken> = []
+  const revoked: Array<string> = []
+  const requests: Array<string> = []
+  const issues = new Map<string, Array<{ number: number; title: string }>>()
+
+  const tokenOf = (req: http.IncomingMessage): IssuedToken | undefined => {
+    const auth = req.headers.authorization ?? ""
+    let value: string | undefined
+    if (auth.startsWith("token ") || auth.startsWith("Bearer ")) value = auth.slice(auth.indexOf(" ") + 1)
+    if (auth.startsWith("Basic ")) {
+      const decoded = Buffer.from(auth.slice(6), "base64").toString("utf8")
+      if (decoded.startsWith("x-access-token:")) value = decoded.slice("x-access-token:".length)
+    }
+    const found = tokens.find((t) => t.token === value)
+    return found !== undefined && !found.revoked && found.expiresAtMs > Date.now() ? found : undefined
+  }
+
+  const repoByName = (owner: string, name: string) =>
+    repositories.find((r) => r.fullName.toLowerCase() === `${owner}/${name}`.toLowerCase())
+
+  const allows = (token: IssuedToken, repository: FakeRepository, permission: string, level: "read" | "write") =>
+    token.repositoryIds.includes(repository.id) &&
+    (token.permissions[permission] === "write" || (level === "read" && token.permissions[permission] === "read"))
+
+  const serveGit = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, match: RegExpExecArray) => {
+    const repository = repoByName(match[1]!, match[2]!)
+    const token = tokenOf(req)
+    if (token === undefined) {
+      res.writeHead(401, { "www-authenticate": "Basic realm=\"fake code host\"" })
+      return res.end()
+    }
+    const pushing = match[3] === "git-receive-pack" || url.searchParams.get("service") === "git-receive-pack"
+    if (repository === undefined || !allows(token, repository, "contents", pushing ? "write" : "read")) {
+      res.writeHead(403)
+      return res.end("forbidden")
+    }
+    const child = spawn(GIT_HTTP_BACKEND, [], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        GIT_PROJECT_ROOT: gitRoot,
+        GIT_HTTP_EXPORT_ALL: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        PATH_INFO: `/${repository.fullName}.git/${match[3]}`,
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? "GET",
+        CONTENT_TYPE: req.headers["content-type"] ?? "",
+        REMOTE_USER: "x-access-token",
+        REMOTE_ADDR: "127.0.0.1",
+        ...(req.headers["git-protocol"] === undefined ? {} : { GIT_PROTOCOL: String(req.headers["git-protocol"]) }),
+        ...(req.headers["content-encoding"] === "gzip" ? { HTTP_CONTENT_ENCODING: "gzip" } : {})
+      },
+      stdio: ["pipe", "pipe", "ignore"]
+    })
+    req.pipe(child.stdin)
+    let head = Buffer.alloc(0)
+    let headersDone = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (headersDone) return void res.write(chunk)
+      head = Buffer.concat([head, chunk])
+      const end = head.indexOf("\r\n\r\n")
+      if (end < 0) return
+      headersDone = true
+      let status = 200
+      const headers: Record<string, string> = {}
+      for (const line of head.subarray(0, end).toString("utf8").split("\r\n")) {
+        const colon = line.indexOf(":")
+        const name = line.slice(0, colon).trim().toLowerCase()
+        const value = line.slice(colon + 1).trim()
+        if (name === "status") status = Number(value.split(" ")[0])
+        else headers[name] = value
+      }
+      res.writeHead(status, headers)
+      res.write(head.subarray(end + 4))
+    })
+    child.stdout.on("end", () => res.end())
+  }
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://fake")
+    requests.push(`${req.method} ${url.pathname}`)
+    const git = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(url.pathname)
+    if (git) return serveGit(req, res, url, git)
+
+    const mint = /^\/app\/installations\/([0-9]+)\/access_tokens$/.exec(url.pathname)
+    if (mint && req.method === "POST") {
+      const auth = req.headers.authorization ?? ""
+      const problem = auth.startsWith("Bearer ") ? verifyAppJwt(auth.slice(7), publicKeyPem, appId) : "no bearer"
+      if (problem !== undefined) return json(res, 401, { message: `A JSON web token could not be decoded (${problem})` })
+      if (mint[1] !== installationId) return json(res, 404, { message: "Not Found" })
+      const body = JSON.parse((await readBody(req)).toString("utf8")) as {
+        repository_ids?: Array<number>
+        permissions?: Record<string, string>
+      }
+      const ids = body.repository_ids ?? []
+      if (ids.some((id) => !repositories.some((r) => r.id === id))) return json(res, 422, { message: "unknown repository" })
+      const issued: IssuedToken = {
+        token: `ghs_${randomBytes(18).toString("hex")}`,
+        repositoryIds: ids,
+        permissions: body.permissions ?? {},
+        expiresAtMs: Date.now() + 3600_000,
+        revoked: false
+      }
+      tokens.push(issued)
+      return json(res, 201, {
+        token: issued.token,
+        expires_at: new Date(issued.expiresAtMs).toISOString().replace(/\.\d{3}Z$/, "Z"),
+        permissions: issued.permissions,
+        repositories: repositories.filter((r) => ids.includes(r.id)).map((r) => ({ id: r.id, full_name: r.fullName }))
+      })
+    }
+
+    if (url.pathname === "/installation/token" && req.method === "DELETE") {
+      const token = tokenOf(req)
+      if (token === undefined) return json(res, 401, { message: "Bad credentials" })
+      token.revoked = true
+      revoked.push(token.token)
+      res.writeHead(204)
+      return res.end()
+    }
+
+    const api = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(url.pathname)
+    if (api) {
+      const token = tokenOf(req)
+      if (token === undefined) return json(res, 401, { message: "Bad credentials" })
+      const repository = repoByName(api[1]!, api[2]!)
+      if (repository === undefined || !token.repositoryIds.includes(repository.id)) return json(res, 404, { message: "Not Found" })
+      const rest = api[3] ?? ""
+      if (rest === "" && req.method === "GET") {
+        return json(res, 200, {
+          id: repository.id,
+          full_name: repository.fullName,
+          description: repository.description,
+          temp_clone_token: "secret-clone-token"
+        })
+      }
+      if (rest === "/issues") {
+        const list = issues.get(repository.fullName) ?? []
+        if (req.method === "GET") {
+          if (!allows(token, repository, "issues", "read")) return json(res, 403, { message: "Resource not accessible by integration" })
+          return json(res, 200, list)
+        }
+        if (req.method === "POST") {
+          if (!allows(token, repository, "issues", "write")) return json(res, 403, { message: "Resource not accessible by integration" })
+          const body = JSON.parse((await readBody(req)).toString("utf8")) as { title: string }
+          const issue = { number: list.length + 1, title: body.title }
+          issues.set(repository.fullName, [...list, issue])
+          return json(res, 201, issue)
+        }
+      }
+      if (rest === "/pulls" && req.method === "GET") {
+        if (!allows(token, repository, "pull_requests", "read")) return json(res, 403, { message: "Resource not accessible by integration" })
+        res.setHeader("link", `<http://${req.headers.host}/repos/${repository.fullName}/pulls?page=2>; rel="next"`)
+        return json(res, 200, [])
+      }
+    }
+    json(res, 404, { message: "Not Found" })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    appId,
+    installationId,
+    privateKeyPem,
+    gitRoot,
+    tokens,
+    revoked,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
