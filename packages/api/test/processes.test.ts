@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createDatabase, dropDatabase } from "../../../testing/database.js"
+import { Migrations } from "@svc/core/db"
+import { Effect } from "effect"
+import { sampleRegistry, socketRequest, startCredentialService, writeCredentialServiceFiles } from "../../../testing/credentialService.js"
+import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
 import { freePort, svc } from "../../../testing/process.js"
 import { call, REQUEST_ID } from "../../../testing/server.js"
 
@@ -147,29 +149,33 @@ describe("the production split", () => {
   }, 60_000)
 
   it("svc credential-service serves its control interface on a mode-0600 socket and removes it on exit", async () => {
-    const dataDir = path.join(scratch, "credential")
-    const socketPath = path.join(dataDir, "cs", "control.sock")
-    const service = svc("credential-service", { SVC_DATA_DIR: dataDir, SVC_CREDENTIAL_CONTROL_SOCKET: socketPath })
+    const files = writeCredentialServiceFiles(sampleRegistry())
+    const url = await createDatabase()
     try {
-      await service.waitFor(/credential service control interface/)
-      expect(fs.statSync(socketPath).mode & 0o777).toBe(0o600)
-      const body = await new Promise<string>((resolve, reject) => {
-        http
-          .get({ socketPath, path: "/v1/capabilities" }, (response) => {
-            let text = ""
-            response.on("data", (chunk) => (text += chunk))
-            response.on("end", () => resolve(text))
-          })
-          .on("error", reject)
-      })
-      expect(JSON.parse(body)).toEqual({
-        data: { durableAdmissionVersion: 1 },
-        meta: { requestId: expect.stringMatching(REQUEST_ID) }
-      })
+      await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(url)))
+      const { process: service } = await startCredentialService(files, url)
+      try {
+        expect(fs.statSync(files.socketPath).mode & 0o777).toBe(0o600)
+        const capabilities = await socketRequest(files.socketPath, "GET", "/v1/capabilities")
+        expect([capabilities.status, capabilities.body]).toEqual([
+          200,
+          { data: { durableAdmissionVersion: 1 }, meta: { requestId: expect.stringMatching(REQUEST_ID) } }
+        ])
+      } finally {
+        expect((await service.stop()).code).toBe(0)
+      }
+      expect(fs.existsSync(files.socketPath)).toBe(false)
     } finally {
-      expect((await service.stop()).code).toBe(0)
+      await dropDatabase(url)
+      fs.rmSync(files.dir, { recursive: true, force: true })
     }
-    expect(fs.existsSync(socketPath)).toBe(false)
+  }, 90_000)
+
+  it("svc credential-service without a code_host Backend stops with exit 78 and says why", async () => {
+    const service = svc("credential-service", { SVC_DATA_DIR: path.join(scratch, "credential-unconfigured"), DATABASE_URL: "postgres://u:p@127.0.0.1:1/db" })
+    const { code } = await service.exited
+    expect(code).toBe(78)
+    expect(service.output()).toMatch(/code_host/)
   }, 60_000)
 })
 
