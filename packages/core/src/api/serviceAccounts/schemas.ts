@@ -9,7 +9,12 @@ import { Schema } from "effect"
 export const CreateServiceAccount = RequestBody({ name: ResourceName }).annotations({ identifier: "CreateServiceAccountRequest" })
 
 /** `POST .../credentials` takes `{}`: the Driver decides what it issues. */
-export const IssueCredential = RequestBody({}).annotations({ identifier: "IssueServiceAccountCredentialRequest" })
+export const IssueCredential = RequestBody({}).annotations({
+  identifier: "IssueServiceAccountCredentialRequest",
+  // Effect renders an empty struct as `{"$id": "/schemas/{}", ...}`; a second such id in the
+  // document (Installation `nativeWorkers` has one) makes it ambiguous for JSON Schema tools.
+  jsonSchema: { type: "object", additionalProperties: false }
+})
 
 /** A Secret key: `value` is the one key a builtin Secret has (DESIGN §13). */
 const SecretKeyName = Schema.String.pipe(
