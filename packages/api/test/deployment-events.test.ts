@@ -200,10 +200,12 @@ describe("deployment events", () => {
         const revision = yield* deploy
         const events = yield* open(revision)
         expect((yield* nextStatus(events))!.status).toBe("queued")
-        // Finished while nobody could have heard it.
+        // Finished while nobody could have heard it. Other test files share the cluster (each its own database),
+        // so only this server's listener is cut.
         yield* silently(Effect.zipRight(claim(revision), succeed(revision)))
         const killed = yield* sql<{ killed: boolean }>`
           SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = 'svc-api-deployment-events'
+            AND datname = current_database()
         `
         expect(killed).toEqual([{ killed: true }])
         const done = yield* nextStatus(events)
