@@ -14,6 +14,7 @@ import {
 } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import {
+  accountCount,
   accountsTestLayer,
   auditRows,
   auditText,
@@ -40,11 +41,6 @@ const send = (baseUrl: string, method: string, path: string, headers: Headers = 
   Effect.tap(rawSend(baseUrl, method, path, headers, body), (result: Result) => {
     responses.push(result.text, result.headers.get("set-cookie") ?? "")
   })
-
-const accountCount = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM accounts`)[0]!.n
-})
 
 describe("accounts: POST /api/auth/accounts and account state", () => {
   it.layer(accountsTestLayer(), { timeout: 60_000 })((it) => {

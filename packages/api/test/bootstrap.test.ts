@@ -2,115 +2,30 @@
  * The bootstrap initializer (SPEC 5.6) as operators run it: `svc migrate`, `svc bootstrap`,
  * `svc api` and `npm start` as real child processes against a real database.
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { verifyPassword } from "@svc/api"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
 import { createDatabase, dropDatabase } from "../../../testing/database.js"
-import { freePort, svc, type SvcProcess } from "../../../testing/process.js"
-import { call, REQUEST_ID } from "../../../testing/server.js"
-
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bootstrap-"))
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
-
-const AUTH_SECRET = "bootstrap-test-auth-secret-0123456789abcdef"
-const SECRET_KEY = crypto.randomBytes(32).toString("base64")
-const DEV_PASSWORD = "dev-admin-password-for-bootstrap"
-const EMAIL = "Root@Example.com"
-
-const query = async <R extends Record<string, any> = Record<string, any>>(url: string, text: string, params: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query<R>(text, params)).rows
-  } finally {
-    await client.end()
-  }
-}
-
-/** A fresh, owner-only directory for one test's outputs. */
-const outputDir = (name: string) => {
-  const dir = path.join(scratch, name)
-  fs.mkdirSync(dir, { mode: 0o700 })
-  fs.chmodSync(dir, 0o700)
-  return dir
-}
-
-const productionEnv = (url: string, dir: string, extra: Record<string, string> = {}) => ({
-  SVC_ENV: "production",
-  DATABASE_URL: url,
-  SVC_AUTH_SECRET: AUTH_SECRET,
-  SVC_SECRET_KEY: SECRET_KEY,
-  SVC_DATA_DIR: path.join(dir, "data"),
-  SVC_BOOTSTRAP_KEY_PATH: path.join(dir, "bootstrap-key.json"),
-  SVC_BOOTSTRAP_PASSWORD_PATH: path.join(dir, "bootstrap-password.txt"),
-  SVC_BOOTSTRAP_ADMIN_EMAIL: EMAIL,
-  ...extra
-})
-
-const run = async (command: string, env: Record<string, string>) => {
-  const child = svc(command, env)
-  const exit = await child.exited
-  return { exit, output: child.output() }
-}
-
-const migrated = async () => {
-  const url = await createDatabase()
-  const migrate = await run("migrate", { DATABASE_URL: url, SVC_DATA_DIR: path.join(scratch, "migrate-data") })
-  expect(migrate.exit.code, migrate.output).toBe(0)
-  return url
-}
-
-/** What bootstrap may have created: everything SPEC 5.6 lists, counted. */
-const snapshot = (url: string) =>
-  query(url, `
-    SELECT
-      (SELECT count(*)::int FROM installation) AS installations,
-      (SELECT count(*)::int FROM principals) AS principals,
-      (SELECT count(*)::int FROM accounts) AS accounts,
-      (SELECT count(*)::int FROM access_bindings) AS bindings,
-      (SELECT count(*)::int FROM namespaces) AS namespaces,
-      (SELECT count(*)::int FROM service_keys) AS keys,
-      (SELECT count(*)::int FROM work_items) AS work,
-      (SELECT count(*)::int FROM audit_events WHERE kind = 'installation.bootstrapped') AS audits
-  `).then((rows) => rows[0]!)
-
-const nothing = { installations: 0, principals: 0, accounts: 0, bindings: 0, namespaces: 0, keys: 0, work: 0, audits: 0 }
-
-const failureAudits = (url: string) =>
-  query<{ outcome: string; details: Record<string, unknown> }>(
-    url,
-    `SELECT outcome, details FROM audit_events WHERE kind = 'installation.bootstrap-failed' ORDER BY id`
-  )
-
-const readKeyFile = (file: string) =>
-  JSON.parse(fs.readFileSync(file, "utf8")) as {
-    data: { id: string; servicePrincipalId: string; name: string; expiresAt: string; key: string }
-    meta: { installationId: string }
-  }
-
-const startApi = async (url: string, dir: string) => {
-  const port = await freePort()
-  const api = svc("api", { ...productionEnv(url, dir), SVC_PORT: String(port) })
-  await api.waitFor(/svc api listening/)
-  return { api, baseUrl: `http://127.0.0.1:${port}` }
-}
-
-const issueKey = (baseUrl: string, apiKey: string, body: unknown) =>
-  call(`${baseUrl}/api/auth/service-keys`, {
-    method: "POST",
-    headers: { "x-api-key": apiKey, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-
-const revokeKey = (baseUrl: string, apiKey: string, keyId: string) =>
-  call(`${baseUrl}/api/auth/service-keys/${keyId}`, { method: "DELETE", headers: { "x-api-key": apiKey } })
-
-const UNKNOWN_KEY = "key_00000000-0000-4000-8000-000000000000"
+import { REQUEST_ID } from "../../../testing/server.js"
+import {
+  EMAIL,
+  query,
+  outputDir,
+  productionEnv,
+  run,
+  migrated,
+  snapshot,
+  nothing,
+  failureAudits,
+  readKeyFile,
+  startApi,
+  issueKey,
+  revokeKey,
+  UNKNOWN_KEY
+} from "./support/bootstrap.js"
 
 describe("svc bootstrap (production)", () => {
   it.live("creates the Installation once; the key works in every API process and revocation reaches them all", () =>
@@ -340,68 +255,4 @@ describe("svc bootstrap (production)", () => {
       expect(result.output).toMatch(/SVC_BOOTSTRAP_ADMIN_EMAIL/)
       await dropDatabase(url)
     }), 60_000)
-})
-
-describe("bootstrap in development", () => {
-  it.live("svc bootstrap uses the configured administrator password and writes no password file", () =>
-    Effect.promise(async () => {
-      const url = await migrated()
-      const dataDir = path.join(outputDir("development"), "data")
-      const env = { DATABASE_URL: url, SVC_DATA_DIR: dataDir, SVC_DEV_ADMIN_PASSWORD: DEV_PASSWORD, SVC_AUTH_SECRET: AUTH_SECRET }
-      const result = await run("bootstrap", env)
-      expect(result.exit.code, result.output).toBe(0)
-      const keyPath = path.join(dataDir, "bootstrap-key.json")
-      expect(result.output).toContain(`bootstrap key written to ${keyPath}`)
-      expect(fs.statSync(keyPath).mode & 0o777).toBe(0o600)
-      expect(fs.existsSync(path.join(dataDir, "bootstrap-password.txt"))).toBe(false)
-      const [account] = await query(url, `
-        SELECT a.email, m.password_hash FROM accounts a JOIN account_methods m ON m.account_id = a.id
-      `)
-      expect(account!.email).toBe("admin@example.com")
-      expect(await Effect.runPromise(verifyPassword(account!.password_hash, DEV_PASSWORD))).toBe(true)
-      expect(result.output).not.toContain(DEV_PASSWORD)
-      expect(result.output).not.toContain(readKeyFile(keyPath).data.key)
-      await dropDatabase(url)
-    }), 60_000)
-
-  it.live("npm start bootstraps after migrating, logs the key file, and the key works; a restart creates nothing", () =>
-    Effect.promise(async () => {
-      const url = await createDatabase()
-      const dataDir = path.join(outputDir("start"), "data")
-      const port = await freePort()
-      const env = { DATABASE_URL: url, SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_AUTH_SECRET: AUTH_SECRET }
-      const keyPath = path.join(dataDir, "bootstrap-key.json")
-      const baseUrl = `http://127.0.0.1:${port}`
-      let first: SvcProcess | undefined
-      let key: string
-      try {
-        first = svc("start", env)
-        await first.waitFor(/svc is ready/, 90_000)
-        expect(first.output()).toContain(`bootstrap key written to ${keyPath}`)
-        // Bootstrap ran after the migrations and before the API listened.
-        const out = first.output()
-        expect(out.indexOf("migrations applied")).toBeLessThan(out.indexOf("bootstrap key written"))
-        expect(out.indexOf("bootstrap key written")).toBeLessThan(out.indexOf("svc api listening"))
-        const output = readKeyFile(keyPath)
-        key = output.data.key
-        const issued = await issueKey(baseUrl, key, { servicePrincipalId: output.data.servicePrincipalId, name: "laptop" })
-        expect(issued.status, issued.text).toBe(201)
-        const installation = await call(`${baseUrl}/installation`, { headers: { "x-api-key": key } })
-        expect(installation.status, installation.text).toBe(200)
-        expect((await call(`${baseUrl}/installation`)).status).toBe(401)
-      } finally {
-        expect((await first?.stop("SIGINT"))?.code).toBe(0)
-      }
-      expect(first.output()).not.toContain(key)
-      const second = svc("start", env)
-      try {
-        await second.waitFor(/svc is ready/, 90_000)
-        expect(second.output()).toContain("installation already bootstrapped")
-        expect(second.output()).not.toContain("bootstrap key written")
-      } finally {
-        expect((await second.stop("SIGINT")).code).toBe(0)
-      }
-      expect((await query(url, `SELECT count(*)::int AS n FROM installation`))[0]!.n).toBe(1)
-      await dropDatabase(url)
-    }), 240_000)
 })

@@ -115,6 +115,12 @@ export const tokenFrom = (result: Result, options: AppOptions = {}): string => {
 export const signIn = (baseUrl: string, email: string, password: string, headers: Headers = {}) =>
   send(baseUrl, "POST", "/api/auth/sign-in/email", headers, { email, password })
 
+/** How many accounts exist in the file's database. */
+export const accountCount = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM accounts`)[0]!.n
+})
+
 export const auditRows = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   return yield* sql<{ kind: string; outcome: string; actor_principal_id: string | null; resource_id: string | null; details: Record<string, unknown> }>`
