@@ -6,8 +6,9 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { RepoDriver } from "@svc/core/drivers/repo"
-import { Effect, Layer } from "effect"
-import { afterAll, beforeAll } from "vitest"
+import { Effect, Layer, TestClock, TestContext } from "effect"
+import { afterAll, beforeAll, it as plain } from "vitest"
+import { makeDescriptionCache } from "../src/agents/descriptionCache.js"
 import { until } from "../../../testing/poll.js"
 import { apiTestLayer, expectData, expectError, seedHuman } from "./support/iamServer.js"
 import {
@@ -141,4 +142,26 @@ describe("repository options", () => {
         expectError(yield* provisioning.options("?descriptionRefs=widgets", human.headers), 404, "NOT_FOUND")
       }))
   })
+})
+
+describe("the description cache", () => {
+  plain("keeps a description five minutes by the clock, then reads it again", async () => {
+    const fetched: Array<ReadonlyArray<string>> = []
+    const describe = (refs: ReadonlyArray<string>) => Effect.zipRight(Effect.sync(() => fetched.push(refs)), optionsDriver.describe(refs))
+    const lookups = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+      const cache = yield* makeDescriptionCache(describe)
+      const first = yield* cache.lookup(["ghosts", "widgets"])
+      yield* TestClock.adjust("299 seconds")
+      const cached = yield* cache.lookup(["widgets"])
+      yield* TestClock.adjust("2 seconds")
+      const expired = yield* cache.lookup(["widgets"])
+      return [first, cached, expired]
+    })).pipe(Effect.provide(TestContext.TestContext)))
+    expect(fetched).toEqual([["ghosts", "widgets"], ["widgets"]])
+    expect(lookups).toEqual([
+      { descriptions: new Map([["ghosts", undefined], ["widgets", WIDGETS_DESCRIPTION]]), pending: false },
+      { descriptions: new Map([["widgets", WIDGETS_DESCRIPTION]]), pending: false },
+      { descriptions: new Map([["widgets", WIDGETS_DESCRIPTION]]), pending: false }
+    ])
+  }, 60_000)
 })
