@@ -85,7 +85,7 @@ export const optionsFixture = (namespaceId: string, label: string, status = "rea
     const admin = yield* seedAdmin(`options-${label}-${crypto.randomUUID()}@example.com`)
     const options = (query = "", headers = admin.headers) =>
       send(baseUrl, "GET", `/namespaces/${namespaceId}/agents/repository-options${query}`, headers)
-    return { sql, admin, options }
+    return { sql, admin, options, baseUrl }
   })
 
 export { NS_A, NS_B }
