@@ -8,7 +8,7 @@
 import type { ControlUnavailable, RepoDriverShape } from "@svc/core/drivers/repo"
 import { RepositoryOptionsUnavailable } from "@svc/core/errors"
 import { Limits } from "@svc/core/schema"
-import { Clock, Deferred, Duration, Effect, Exit, Option, SynchronizedRef } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Option, SynchronizedRef } from "effect"
 
 /** How long a request waits for descriptions before answering with `descriptionsPending`. */
 export const DESCRIPTION_WAIT = Duration.millis(1500)
@@ -46,7 +46,8 @@ export const makeDescriptionCache = (describe: RepoDriverShape["describe"]) =>
               return next
             })
             if (Exit.isFailure(exit)) {
-              yield* Effect.logWarning("repository descriptions unavailable").pipe(Effect.annotateLogs({ cause: String(exit.cause) }))
+              const reason = Cause.failureOption(exit.cause).pipe(Option.map((e) => e.reason), Option.getOrElse(() => "interrupted or defect"))
+              yield* Effect.logWarning("repository descriptions unavailable").pipe(Effect.annotateLogs({ reason }))
             }
             yield* Deferred.done(done, Exit.asVoid(exit))
           })
