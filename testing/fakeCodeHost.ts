@@ -39,6 +39,10 @@ export interface FakeCodeHost {
   readonly revoked: Array<string>
   /** Every request line the host saw, `METHOD /path`. */
   readonly requests: Array<string>
+  /** Holds `GET /repos/{owner}/{repo}` answers until the returned function is called. */
+  readonly holdRepositoryReads: () => () => void
+  /** Answers `GET /repos/{owner}/{repo}` with this status (undefined: normally). */
+  readonly failRepositoryReads: (status: number | undefined) => void
   readonly close: () => Promise<void>
 }
 
@@ -113,6 +117,8 @@ export const startFakeCodeHost = async (
   const revoked: Array<string> = []
   const requests: Array<string> = []
   const issues = new Map<string, Array<{ number: number; title: string }>>()
+  let readGate: Promise<void> = Promise.resolve()
+  let readFailure: number | undefined
 
   const tokenOf = (req: http.IncomingMessage): IssuedToken | undefined => {
     const auth = req.headers.authorization ?? ""
@@ -237,6 +243,8 @@ export const startFakeCodeHost = async (
       if (repository === undefined || !token.repositoryIds.includes(repository.id)) return json(res, 404, { message: "Not Found" })
       const rest = api[3] ?? ""
       if (rest === "" && req.method === "GET") {
+        await readGate
+        if (readFailure !== undefined) return json(res, readFailure, { message: "Server Error" })
         return json(res, 200, {
           id: repository.id,
           full_name: repository.fullName,
@@ -277,6 +285,16 @@ export const startFakeCodeHost = async (
     tokens,
     revoked,
     requests,
+    holdRepositoryReads: () => {
+      let release = () => {}
+      readGate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      return () => release()
+    },
+    failRepositoryReads: (status) => {
+      readFailure = status
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

@@ -22,7 +22,19 @@ import { InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
-import { AgentPluginsLive, Agents, AgentsLive, DeploymentEvents, Deployments, Diagnostics, PluginCatalog, Provisioning, Rollback, Workspace } from "./agents/index.js"
+import {
+  AgentPluginsLive,
+  Agents,
+  AgentsLive,
+  DeploymentEvents,
+  Deployments,
+  Diagnostics,
+  PluginCatalog,
+  Provisioning,
+  RepositoryOptions,
+  Rollback,
+  Workspace
+} from "./agents/index.js"
 import { Presets, PresetsLive } from "./presets/index.js"
 import { Permissions, PermissionsLive } from "./permissions/index.js"
 import { WorkOutboxLive } from "@svc/core/work"
@@ -60,6 +72,7 @@ const FeatureServicesLive = Layer.mergeAll(
   Workspace.Default,
   Diagnostics.Default,
   PluginCatalog.Default,
+  RepositoryOptions.Default,
   ServiceKeys.Default,
   Accounts.Default,
   AccountStates.Default,

@@ -5,6 +5,7 @@
  * runtime yet, the runtime is installed in the background (deployments wait for it).
  * Ctrl-C stops the server, releases the worker's leases, closes the pool, then PostgreSQL.
  */
+import { Runtime as PlatformRuntime } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { databaseLayer, Migrations } from "@svc/core/db"
 import { loadOrExit } from "@svc/core/config"
@@ -12,10 +13,11 @@ import { processLayer, selectDrivers, startupConfig } from "@svc/core/runtime"
 import { WorkOutboxLive } from "@svc/core/work"
 import { RuntimeOnDemandLive, WorkerConfig, WorkerLive } from "@svc/worker"
 import { KnownSecrets, metricsEndpointLayer } from "@svc/core/observability"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { ApiServerLive } from "./apiServer.js"
 import { BootstrapReposLive, runBootstrap } from "./bootstrap/initializer.js"
 import { bootstrapInput } from "./bootstrap/settings.js"
+import { CredentialServiceMisconfigured, hasCodeHost, supervisedCredentialService } from "./dev/credentialService.js"
 import { embeddedDatabase } from "./dev/embeddedDatabase.js"
 import { welcome } from "./dev/welcome.js"
 import { serverOptions } from "./serverOptions.js"
@@ -60,7 +62,9 @@ const AllInOne = Layer.unwrapScoped(
           ApiServerLive(serverOptions(config)),
           WorkerLive(workerOptions),
           RuntimeOnDemandLive,
-          metricsEndpointLayer(config.process.telemetry)
+          metricsEndpointLayer(config.process.telemetry),
+          // With a code_host Backend: `svc credential-service` as a supervised child process.
+          hasCodeHost(config) ? supervisedCredentialService(config, url) : Layer.empty
         )
       ),
       Layer.provide(drivers),
@@ -72,4 +76,10 @@ const AllInOne = Layer.unwrapScoped(
   })
 )
 
-AllInOne.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true }))
+/** A credential service that refused its configuration stops the start with its exit code, 78. */
+const teardown: PlatformRuntime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (e) => e instanceof CredentialServiceMisconfigured)
+    ? onExit(78)
+    : PlatformRuntime.defaultTeardown(exit, onExit)
+
+AllInOne.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true, teardown }))

@@ -1,11 +1,19 @@
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { JsonBody } from "@svc/core/api"
-import { IssuedSession, OpenSessionRequest, RepeatedSession, SessionStatus } from "@svc/core/drivers/repo"
-import { ErrorWire } from "@svc/core/errors"
+import {
+  DescribeRepositoriesRequest,
+  IssuedSession,
+  OpenSessionRequest,
+  RepeatedSession,
+  RepositoryDescriptions,
+  SessionStatus
+} from "@svc/core/drivers/repo"
+import { DependencyUnavailable, ErrorWire } from "@svc/core/errors"
 import { documented, withApiErrors } from "@svc/core/http"
 import { Envelope } from "@svc/core/schema"
 import { Effect, Schema } from "effect"
 import { Sessions } from "./sessions/service.js"
+import { RepositoryMetadata } from "./upstream/repositoryMetadata.js"
 
 export const Capabilities = Schema.Struct({
   durableAdmissionVersion: Schema.Literal(1)
@@ -44,6 +52,14 @@ export const ControlApi = documented(
           .addSuccess(Envelope(SessionStatus, "ClosedSessionResponse"))
           .annotate(OpenApi.Summary, "Stop the session's local authority now; revocation is reported as cleanup")
       )
+      .add(
+        HttpApiEndpoint.post("describe", "/v1/repository-descriptions")
+          .setPayload(DescribeRepositoriesRequest)
+          .addSuccess(Envelope(RepositoryDescriptions, "RepositoryDescriptionsResponse"))
+          .addError(ErrorWire.DEPENDENCY_UNAVAILABLE)
+          .middleware(JsonBody)
+          .annotate(OpenApi.Summary, "The code host's descriptions of registry repositories, for the API's repository options")
+      )
       .annotate(OpenApi.Description, "Private control interface of the credential service")
   )
 )
@@ -51,10 +67,16 @@ export const ControlApi = documented(
 export const ControlLive = HttpApiBuilder.group(ControlApi, "control", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
+    const metadata = yield* RepositoryMetadata
     return handlers
       .handle("capabilities", () => Effect.succeed({ durableAdmissionVersion: 1 } as const))
       .handle("open", ({ headers, payload }) => sessions.open(headers["x-admission-id"], payload))
       .handle("status", ({ path }) => sessions.status(path.sessionId))
       .handle("close", ({ path }) => sessions.close(path.sessionId))
+      .handle("describe", ({ payload }) =>
+        metadata.describe(payload.repositoryRefs).pipe(
+          Effect.tapError((error) => Effect.logWarning("repository descriptions unavailable").pipe(Effect.annotateLogs({ reason: error.reason }))),
+          Effect.mapError(() => new DependencyUnavailable({ message: "The code host did not answer the repository metadata read." }))
+        ))
   })
 )

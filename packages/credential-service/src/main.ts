@@ -18,6 +18,7 @@ import { CredentialSettings } from "./settings.js"
 import { listenerLayer } from "./listener/server.js"
 import { loadAppKey } from "./upstream/appKey.js"
 import { makeCodeHostClient } from "./upstream/codeHost.js"
+import { makeRepositoryMetadata, RepositoryMetadata } from "./upstream/repositoryMetadata.js"
 import { makeTokenCache, SessionTokens } from "./upstream/tokenCache.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
@@ -56,6 +57,7 @@ const CredentialServiceProcess = Layer.unwrapEffect(
       listener
     ).pipe(
       Layer.provide(sessions),
+      Layer.provide(Layer.succeed(RepositoryMetadata, makeRepositoryMetadata(registry, client))),
       Layer.provide(controlSocketServer(options.socketPath)),
       Layer.provideMerge(tokens),
       Layer.provideMerge(RepositorySessionsRepo.Default),

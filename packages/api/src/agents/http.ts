@@ -6,6 +6,7 @@ import { Deployments } from "./deployments.js"
 import { Diagnostics } from "./diagnostics.js"
 import { Provisioning } from "./provisioning.js"
 import { Rollback } from "./rollback.js"
+import { RepositoryOptions } from "./repositoryOptions.js"
 import { Agents } from "./service.js"
 import { Workspace } from "./workspace.js"
 
@@ -19,6 +20,7 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
     const provisioning = yield* Provisioning
     const rollback = yield* Rollback
     const events = yield* DeploymentEvents
+    const repositoryOptions = yield* RepositoryOptions
     return handlers
       .handle("create", ({ path, payload }) => agents.create(path.namespaceId, payload))
       .handle("list", ({ path, urlParams }) => agents.list(path.namespaceId, urlParams))
@@ -35,6 +37,7 @@ export const AgentsLive = HttpApiBuilder.group(SvcApi, "agents", (handlers) =>
       .handle("diagnostics", ({ path }) => diagnostics.run(path.namespaceId, path.agentId, path.deploymentId))
       .handle("readWorkspaceFile", ({ path }) => workspace.read(path.namespaceId, path.agentId, path.name))
       .handle("writeWorkspaceFile", ({ path, payload }) => workspace.write(path.namespaceId, path.agentId, path.name, payload.content))
+      .handle("repositoryOptions", ({ path, urlParams }) => repositoryOptions.list(path.namespaceId, urlParams))
       .handle("provision", ({ path, payload }) => provisioning.provision(path.namespaceId, payload))
       .handle("provisioning", ({ path }) => provisioning.get(path.namespaceId, path.workId))
       .handle("retryProvisioning", ({ path }) => provisioning.retry(path.namespaceId, path.workId))

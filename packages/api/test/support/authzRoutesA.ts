@@ -197,4 +197,10 @@ export const routesA: Record<string, RouteCase> = {
     expect: inNamespace(200)
   },
   // end plugins
+  // repository options (issue 12, SPEC 4.4): needs agent:create; this server has no Repo Driver, so `[]`.
+  "GET /namespaces/:namespaceId/agents/repository-options": {
+    prepare: (f) => Effect.succeed({ path: `/namespaces/${f.ns}/agents/repository-options?descriptionRefs=widgets` }),
+    expect: inNamespace(200)
+  },
+  // end repository options
 }

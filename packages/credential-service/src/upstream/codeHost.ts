@@ -25,6 +25,16 @@ export interface CodeHostClient {
   readonly apiOrigin: string
   readonly gitOrigin: string
   readonly mint: (repositoryId: string, permissions: PermissionMap) => Effect.Effect<InstallationToken, UpstreamError>
+  /** A token for several repositories at once (repository metadata reads). */
+  readonly mintFor: (
+    repositoryIds: ReadonlyArray<string>,
+    permissions: PermissionMap
+  ) => Effect.Effect<InstallationToken, UpstreamError>
+  /** `GET /repos/{owner}/{repo}`: its id and description; `undefined` when the host does not show it (403/404). */
+  readonly readRepository: (
+    token: string,
+    repository: string
+  ) => Effect.Effect<{ readonly id: unknown; readonly description: unknown } | undefined, UpstreamError>
   readonly revoke: (token: string) => Effect.Effect<void, UpstreamError>
 }
 
@@ -48,13 +58,13 @@ export const makeCodeHostClient = (
   const gitOrigin = upstreamOrigin(overrides, GIT_ORIGIN)
   const headers = { accept: "application/vnd.github+json", "user-agent": "svc-credential-service" }
 
-  const mint = (repositoryId: string, permissions: PermissionMap) =>
+  const mintFor = (repositoryIds: ReadonlyArray<string>, permissions: PermissionMap) =>
     Effect.gen(function* () {
       const jwt = appJwt(key, registry.appId, Date.now())
       const response = yield* call(`${apiOrigin}/app/installations/${registry.installationId}/access_tokens`, {
         method: "POST",
         headers: { ...headers, authorization: `Bearer ${jwt}`, "content-type": "application/json" },
-        body: JSON.stringify({ repository_ids: [Number(repositoryId)], permissions })
+        body: JSON.stringify({ repository_ids: repositoryIds.map(Number), permissions })
       })
       if (response.status !== 201) {
         yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
@@ -71,6 +81,28 @@ export const makeCodeHostClient = (
       return { token: body.token, expiresAtMs }
     })
 
+  const mint = (repositoryId: string, permissions: PermissionMap) => mintFor([repositoryId], permissions)
+
+  const readRepository = (token: string, repository: string) =>
+    Effect.gen(function* () {
+      const response = yield* call(`${apiOrigin}/repos/${repository}`, { headers: { ...headers, authorization: `token ${token}` } })
+      if (response.status === 403 || response.status === 404) {
+        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
+        return undefined
+      }
+      if (response.status !== 200) {
+        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
+        return yield* new UpstreamError({ reason: `repository read answered ${response.status}` })
+      }
+      const body = yield* Effect.tryPromise({
+        try: () => response.json() as Promise<unknown>,
+        catch: () => new UpstreamError({ reason: "repository response is not JSON" })
+      })
+      if (typeof body !== "object" || body === null) return yield* new UpstreamError({ reason: "repository response is not an object" })
+      const fields = body as { id?: unknown; description?: unknown }
+      return { id: fields.id, description: fields.description }
+    })
+
   const revoke = (token: string) =>
     call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
       Effect.flatMap((response) =>
@@ -81,5 +113,5 @@ export const makeCodeHostClient = (
       )
     )
 
-  return { apiOrigin, gitOrigin, mint, revoke }
+  return { apiOrigin, gitOrigin, mint, mintFor, readRepository, revoke }
 }

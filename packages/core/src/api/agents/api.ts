@@ -14,6 +14,7 @@ import { CreateAgent, UpdateAgent } from "./fields.js"
 import { ProvisionAgent, ProvisioningAdmitted, ProvisioningWork } from "./provisionSchemas.js"
 import { Agent, AgentRevision, DeploymentStatus } from "./schemas.js"
 import { DeploymentEventStream, DeploymentStreamLimitWire } from "./events.js"
+import { RepositoryOptionsQuery, RepositoryOptionsResponse } from "./repositoryOptions.js"
 
 /** Marks an operation as beyond SPEC (DESIGN §18); its SPEC neighbours behave as SPEC says. */
 const EXTENSION = { "x-svc-extension": true }
@@ -220,6 +221,19 @@ export const AgentsApi = HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Summary,
         "Provision an Agent and its Configuration (inline or from a Preset); idempotent per requestId (needs agent:create and configuration:create)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("repositoryOptions", "/namespaces/:namespaceId/agents/repository-options")
+      .setPath(InNamespace)
+      .setUrlParams(RepositoryOptionsQuery)
+      .addSuccess(RepositoryOptionsResponse)
+      .addError(ErrorWire.RESOURCE_CONFLICT)
+      .addError(ErrorWire.REPOSITORY_OPTIONS_UNAVAILABLE)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Summary,
+        "The repositories Agents of this Namespace may bind, with descriptions for descriptionRefs (needs agent:create)"
       )
   )
   .add(

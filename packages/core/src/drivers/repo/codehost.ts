@@ -7,6 +7,7 @@ import { approvedRepository, type RepositoryRegistry } from "../../config/instal
 import { CredentialServiceLimits } from "../../schema/limits.js"
 import { type FrozenGrant, IssuedSession, RepeatedSession, SessionStatus } from "./control.js"
 import { ControlUnavailable, controlRequest } from "./controlClient.js"
+import { DESCRIBE_BATCH, RepositoryDescriptions } from "./descriptions.js"
 import { type OpenResult, RepoDriver, type RepoDriverShape, RepositoryNotAdmitted, SessionRefused } from "./driver.js"
 import { grantFingerprint } from "./grant.js"
 
@@ -98,9 +99,28 @@ export const makeCodehostRepoDriver = (settings: CodehostRepoSettings, registry:
         : Effect.fail(new ControlUnavailable({ reason: `the credential service answered ${response.status}` }))
     ))
 
+  /** Batches of DESCRIBE_BATCH references, two at a time; any failed batch fails the whole call. */
+  const describe: RepoDriverShape["describe"] = (repositoryRefs) =>
+    Effect.forEach(
+      Array.from({ length: Math.ceil(repositoryRefs.length / DESCRIBE_BATCH) }, (_, i) =>
+        repositoryRefs.slice(i * DESCRIBE_BATCH, (i + 1) * DESCRIBE_BATCH)),
+      (batch) =>
+        controlRequest(socket, "POST", "/v1/repository-descriptions", { body: { repositoryRefs: batch } }).pipe(
+          Effect.flatMap((response) =>
+            response.status === 200
+              ? decode(RepositoryDescriptions, response.body)
+              : Effect.fail(new ControlUnavailable({ reason: `the credential service answered ${response.status}` }))
+          )
+        ),
+      { concurrency: 2 }
+    ).pipe(Effect.map((answers) =>
+      new Map(answers.flatMap((answer) => answer.repositories.map((r) => [r.repositoryRef, r.description ?? undefined] as const)))
+    ))
+
   return {
     id: settings.id,
     listOptions,
+    describe,
     resolve,
     checkAdmissionReady,
     open,

@@ -40,6 +40,13 @@ export type OpenResult =
 export interface RepoDriverShape {
   readonly id: string
   readonly listOptions: (namespaceId: string) => ReadonlyArray<RepositoryOption>
+  /**
+   * The code host's descriptions of registry repositories, read through the credential service
+   * (which holds the App key): one entry per reference, `undefined` when there is none.
+   */
+  readonly describe: (
+    repositoryRefs: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, string | undefined>, ControlUnavailable>
   readonly resolve: (
     namespaceId: string,
     binding: { readonly repositoryRef: string; readonly profile: string }

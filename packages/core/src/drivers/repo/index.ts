@@ -1,5 +1,6 @@
 export * from "./codehost.js"
 export * from "./control.js"
 export * from "./controlClient.js"
+export * from "./descriptions.js"
 export * from "./driver.js"
 export * from "./grant.js"
