@@ -102,12 +102,19 @@ describe("plugins on a real gateway", () => {
         const compute = Compute.makeLocalCompute(dataDir, { runtimeRoot: testRuntimeRoot() })
         const ref = (revisionId: string) => ({ namespaceId: ns as NamespaceId, agentId: agent.id, revisionId })
         const health = (revisionId: string) => compute.gatewayHealth(ref(revisionId))
-        /** What the running gateway reports through its own RPC, by plugin id. */
+        /**
+         * What the running gateway reports through its own RPC, by plugin id, once Synology Chat
+         * (imported at gateway start) is no longer `unloaded`: a busy host may still be importing.
+         */
         const gatewayPlugins = (revisionId: string) =>
-          Effect.gen(function* () {
-            const listed = yield* configuredPlugins(yield* compute.privateEndpoint(ref(revisionId)))
-            return Object.fromEntries(listed.map((p) => [p.id, { enabled: p.enabled, version: p.version, runtime: p.runtime.state }]))
-          })
+          until(
+            Effect.gen(function* () {
+              const listed = yield* configuredPlugins(yield* compute.privateEndpoint(ref(revisionId)))
+              return Object.fromEntries(listed.map((p) => [p.id, { enabled: p.enabled, version: p.version, runtime: p.runtime.state }]))
+            }),
+            (plugins) => plugins["synology-chat"]?.runtime !== "unloaded",
+            120
+          )
         const synologyActive = { enabled: true, version: "2026.9.4", runtime: "active" }
         /** The runtime's own inventory of the Agent's rendered configuration (a scratch state dir). */
         const inventory = Effect.promise(async () => {
