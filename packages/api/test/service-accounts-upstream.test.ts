@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestServer } from "../../../testing/server.js"
 import { expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { keyWithPermissions } from "./support/credentialGatewayWorld.js"
 import { accountsPath, createAccount, issue, managedApiLayer, rows, Vendor } from "./support/serviceAccountWorld.js"
 
 const setUp = (name: string) =>
@@ -21,7 +22,7 @@ const setUp = (name: string) =>
     const upstream = vendor.accounts().find((a) => a.name === `${name}-${account.id}`)!
     const path = `${accountsPath(ns)}/${account.id}`
     return {
-      vendor, account, upstream, path,
+      vendor, ns, account, upstream, path,
       issue: issue(baseUrl, admin.headers, ns, account.id),
       read: Effect.map(send(baseUrl, "GET", path, admin.headers), (r) => expectData(r, 200)),
       remove: send(baseUrl, "DELETE", path, admin.headers)
@@ -120,6 +121,27 @@ describe("service accounts: every vendor answer", () => {
         expect((yield* world.remove).status).toBe(204)
         expect(yield* rows(account.id)).toEqual({ accounts: [], sealed: 0 })
         expect(vendor.requests().filter((r) => r.method === "DELETE" && r.path.endsWith(`/service-accounts/${upstream.id}`))).toHaveLength(3)
+      }))
+
+    it.effect("with the vendor selected, issuance needs update and deletion needs delete on the account; refusals reach no upstream", () =>
+      Effect.gen(function* () {
+        const world = yield* setUp("sa-upstream-authz")
+        const { vendor, upstream, ns } = world
+        const { baseUrl } = yield* TestServer
+        const stranger = yield* keyWithPermissions(ns, "sa-stranger", [])
+        const reader = yield* keyWithPermissions(ns, "sa-reader", ["namespace:read", "service_account:read"])
+        const updater = yield* keyWithPermissions(ns, "sa-updater", ["namespace:read", "service_account:read", "service_account:update"])
+        const deleter = yield* keyWithPermissions(ns, "sa-deleter", ["namespace:read", "service_account:read", "service_account:delete"])
+        const before = vendor.requests().length
+        expectError(yield* issue(baseUrl, stranger.headers, ns, world.account.id), 404, "NOT_FOUND")
+        expectError(yield* issue(baseUrl, reader.headers, ns, world.account.id), 403, "FORBIDDEN")
+        expectError(yield* issue(baseUrl, deleter.headers, ns, world.account.id), 403, "FORBIDDEN")
+        expectError(yield* send(baseUrl, "DELETE", world.path, stranger.headers), 404, "NOT_FOUND")
+        expectError(yield* send(baseUrl, "DELETE", world.path, updater.headers), 403, "FORBIDDEN")
+        expect(vendor.requests().length).toBe(before)
+        expect(yield* issue(baseUrl, updater.headers, ns, world.account.id)).toMatchObject({ status: 201 })
+        expect((yield* send(baseUrl, "DELETE", world.path, deleter.headers)).status).toBe(204)
+        expect(vendor.accounts().some((a) => a.id === upstream.id)).toBe(false)
       }))
   })
 })
