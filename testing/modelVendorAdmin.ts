@@ -4,6 +4,10 @@
  * credentials, the vendor's error bodies. Its state outlives `restart()` (the vendor is durable),
  * and faults can be queued per route: an error status, a slow answer, or a lost answer (the
  * upstream acts, then the connection is closed without a response).
+ *
+ * The account list is paginated the vendor's way: `limit` (1-100, default 20) and an opaque
+ * `page` cursor taken from the previous answer's `next_page`; it has no name filter (UPSTREAMS.md
+ * names none), so a client that looks an account up by name must read the pages itself.
  */
 import { randomBytes, randomUUID } from "node:crypto"
 import * as http from "node:http"
@@ -107,9 +111,15 @@ export const startModelVendorAdmin = async (options: { readonly adminKey: string
     const fields = typeof body === "object" && body !== null ? body as Record<string, unknown> : {}
     switch (route) {
       case "list-accounts": {
-        const name = query.get("name")
-        const data = [...accounts.values()].filter((a) => name === null || a.name === name)
-        return json(res, 200, { data, next_page: null })
+        const limit = Number(query.get("limit") ?? "20")
+        const page = query.get("page")
+        const offset = page === null ? 0 : Number(Buffer.from(page, "base64url").toString("utf8").replace(/^offset:/, ""))
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(offset) || offset < 0) {
+          return vendorError(res, 400, "invalid_request")
+        }
+        const all = [...accounts.values()]
+        const next = offset + limit < all.length ? Buffer.from(`offset:${offset + limit}`).toString("base64url") : null
+        return json(res, 200, { data: all.slice(offset, offset + limit), next_page: next })
       }
       case "create-account": {
         if (typeof fields.name !== "string" || fields.name.length === 0) return vendorError(res, 400, "invalid_request")

@@ -2,7 +2,9 @@
  * A loopback npm registry for plugin tests: it serves the tarballs vendored under
  * `testing/fixtures/plugins/` at their registry paths (`/<package>/-/<name>-<version>.tgz`), so
  * deployments install real, integrity-pinned plugin packages without the network. `mode`
- * switches what it answers: the real bytes, altered bytes (an integrity mismatch), or 503.
+ * switches what it answers: the real bytes, altered bytes (an integrity mismatch), or 503;
+ * `modes` overrides it for one tarball (by file name), so one plugin can fail while another
+ * installs.
  */
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
@@ -17,6 +19,8 @@ export type RegistryMode = "serve" | "corrupt" | "unavailable"
 export interface PluginRegistry {
   readonly url: string
   mode: RegistryMode
+  /** Per tarball file name (`synology-chat-2026.9.4.tgz`): overrides `mode` for that file. */
+  readonly modes: Map<string, RegistryMode>
   /** The paths asked for, in order. */
   readonly requests: () => ReadonlyArray<string>
   readonly close: () => Promise<void>
@@ -24,12 +28,13 @@ export interface PluginRegistry {
 
 export const startPluginRegistry = async (): Promise<PluginRegistry> => {
   const requests: Array<string> = []
-  const registry = { mode: "serve" as RegistryMode }
+  const registry = { mode: "serve" as RegistryMode, modes: new Map<string, RegistryMode>() }
   const server = http.createServer((req, res) => {
     const url = req.url ?? "/"
     requests.push(url)
     const file = /^\/(?:@[a-z0-9-]+\/)?[a-z0-9-]+\/-\/([a-z0-9.-]+\.tgz)$/.exec(url)?.[1]
-    if (registry.mode === "unavailable") {
+    const mode = (file === undefined ? undefined : registry.modes.get(file)) ?? registry.mode
+    if (mode === "unavailable") {
       res.writeHead(503).end()
       return
     }
@@ -39,7 +44,7 @@ export const startPluginRegistry = async (): Promise<PluginRegistry> => {
     }
     fs.readFile(path.join(FIXTURES, file)).then(
       (bytes) => {
-        if (registry.mode === "corrupt") bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff
+        if (mode === "corrupt") bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff
         res.writeHead(200, { "content-type": "application/octet-stream", "content-length": bytes.length }).end(bytes)
       },
       () => res.writeHead(404).end()

@@ -242,6 +242,32 @@ describe("cross-tenant isolation", () => {
         }
         expect(yield* snapshotOf(b)).toEqual(before)
 
+        // A's own path with B's resource ids: A's callers pass A's Namespace authorization, so only
+        // lookups scoped to A stand between them and B's resources. Every answer is a refusal and
+        // the same as for ids that exist nowhere.
+        for (const route of routes) {
+          const key = `${route.method} ${route.path}`
+          const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]!).filter((param) => param !== "namespaceId")
+          if (params.length === 0) continue
+          const mutating = route.method === "POST" || route.method === "PATCH" || route.method === "PUT"
+          const body = mutating ? bodies[key] ?? undefined : undefined
+          const inA = (ids: Record<string, string>) => route.path.replace(/:([A-Za-z]+)/g, (_m, name: string) => name === "namespaceId" ? a : ids[name]!)
+          const absent = Object.fromEntries(params.map((param) => [param, absentIds[param]!()]))
+          for (const [caller, headers] of Object.entries(callers)) {
+            const real: Result = yield* send(baseUrl, route.method, inA(existing), headers, body)
+            const ghost: Result = yield* send(baseUrl, route.method, inA(absent), headers, body)
+            const label = `${caller} ${key} under A`
+            expect([403, 404], `${label}: ${real.text}`).toContain(real.status)
+            expect({ status: ghost.status, code: ghost.body?.error?.code }, `${label}: existing and absent answer alike`).toEqual({
+              status: real.status,
+              code: real.body?.error?.code
+            })
+            // Service accounts and credential sources (issue 13): looked up in A, so simply absent.
+            if (/service-accounts|credential-sources/.test(route.path)) expect(real.status, label).toBe(404)
+          }
+        }
+        expect(yield* snapshotOf(b)).toEqual(before)
+
         // From inside A: B's resources cannot be bound, and do not show up.
         for (const headers of Object.values(callers)) {
           const bindForeign = (id: string) =>
@@ -286,6 +312,12 @@ describe("cross-tenant isolation", () => {
           expectError(registerForeign, 404, "NOT_FOUND")
           expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${a}/credential-sources`, headers), 200)).toEqual([])
           // end credential-sources
+          // Issue 13: B's service account and credential source cannot be granted on from A, nor listed.
+          for (const resource of [{ kind: "service_account", id: existing.serviceAccountId }, { kind: "credential_source", id: bSource }]) {
+            expectError(yield* grant(resource), 404, "NOT_FOUND")
+          }
+          expectError(yield* grant({ kind: "service_account", id: ServiceAccountId.make() }), 404, "NOT_FOUND")
+          expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${a}/service-accounts`, headers), 200)).toEqual([])
         }
         expect(yield* snapshotOf(b)).toEqual(before)
         const planted = yield* sql<{ n: number }>`
@@ -293,6 +325,32 @@ describe("cross-tenant isolation", () => {
             + (SELECT count(*)::int FROM access_bindings WHERE namespace_id = ${a} AND resource_kind <> 'namespace') AS n
         `
         expect(planted[0]!.n).toBe(0)
+
+        // Issue 13 fields that name other resources, from A's own resources: B's Secret as a
+        // service account's reference, B's account or source as an Agent's harness binding. Each
+        // answers as if the resource did not exist, and nothing is saved.
+        const aConfiguration = expectData(yield* asAdmin("POST", `/namespaces/${a}/configurations`, { kind: "agent", values: {} }), 201)
+        const aAccount = expectData(yield* asAdmin("POST", `/namespaces/${a}/service-accounts`, { name: "a-account" }), 201)
+        for (const headers of Object.values(callers)) {
+          const reference = (name: string) =>
+            send(baseUrl, "PATCH", `/namespaces/${a}/service-accounts/${aAccount.id}/credential`, headers, { kind: "api_key", secretRef: { name, key: "value" } })
+          expectError(yield* reference("b-secret"), 404, "NOT_FOUND")
+          expectError(yield* reference("no-such-secret"), 404, "NOT_FOUND")
+          const bindAgent = (harnessAuth: unknown) =>
+            send(baseUrl, "POST", `/namespaces/${a}/agents`, headers, { name: "binder", configurationId: aConfiguration.id, harnessAuth })
+          for (const [real, ghost] of [
+            [{ method: "provider_service_account", serviceAccountId: existing.serviceAccountId }, { method: "provider_service_account", serviceAccountId: ServiceAccountId.make() }],
+            [{ method: "credential_source", sourceId: bSource }, { method: "credential_source", sourceId: CredentialSourceId.make() }]
+          ] as const) {
+            const bound = yield* bindAgent(real)
+            const unbound = yield* bindAgent(ghost)
+            expect(bound.status, bound.text).toBeGreaterThanOrEqual(400)
+            expect({ status: unbound.status, code: unbound.body?.error?.code }).toEqual({ status: bound.status, code: bound.body?.error?.code })
+          }
+        }
+        expect(expectData(yield* asAdmin("GET", `/namespaces/${a}/service-accounts/${aAccount.id}`), 200).credential).toBeNull()
+        expect(expectData(yield* asAdmin("GET", `/namespaces/${a}/agents`), 200)).toEqual([])
+        expect(yield* snapshotOf(b)).toEqual(before)
       }))
   })
 })

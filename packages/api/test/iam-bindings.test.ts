@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, RoleId } from "@svc/core/schema"
+import { AgentId, CredentialSourceId, RoleId, ServiceAccountId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { bindRole, createAgentRow, createServicePrincipal } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
@@ -128,6 +128,14 @@ describe("IAM AccessBindings", () => {
           { code: "UNKNOWN_FIELD", path: "/resource/extra" }
         ])
         expectError(yield* bind({ principalId: local, roleId: viewer, resource: { kind: "iam_role", id: RoleId.make() } }), 404, "NOT_FOUND")
+        // Service accounts and credential sources (issue 13): this Namespace's bind, others' and absent ones are 404.
+        const account = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/service-accounts`, admin.headers, { name: "bindable" }), 201)
+        const elsewhere = expectData(yield* send(baseUrl, "POST", `/namespaces/${other}/service-accounts`, admin.headers, { name: "elsewhere" }), 201)
+        expectData(yield* bind({ principalId: local, roleId: viewer, resource: { kind: "service_account", id: account.id } }), 201)
+        for (const id of [elsewhere.id, ServiceAccountId.make()]) {
+          expectError(yield* bind({ principalId: local, roleId: viewer, resource: { kind: "service_account", id } }), 404, "NOT_FOUND")
+        }
+        expectError(yield* bind({ principalId: local, roleId: viewer, resource: { kind: "credential_source", id: CredentialSourceId.make() } }), 404, "NOT_FOUND")
         expectError(yield* send(baseUrl, "POST", path, { ...admin.headers }, "[]"), 400, "INVALID_REQUEST")
         // A Namespace-scoped principal binds inside its own Namespace.
         expectData(yield* bind({ principalId: local, roleId: viewer, resource: nsResource }), 201)

@@ -6,15 +6,7 @@ import { Effect, Redacted } from "effect"
 import * as fs from "node:fs"
 import { LogCapture, TestServer } from "../../../testing/server.js"
 import { auditKinds, expectData, expectError, type Result, seedAdmin, seedNamespace, send, TIMESTAMP } from "./support/iamServer.js"
-import { accountsPath, ADMIN_KEY, createAccount, issue, managedApiLayer, Vendor, WORKSPACE_ID } from "./support/serviceAccountWorld.js"
-
-const rows = (id: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const accounts = yield* sql<{ state: string }>`SELECT state FROM service_accounts WHERE id = ${id}`
-    const sealed = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM service_account_credentials WHERE service_account_id = ${id}`
-    return { accounts: accounts.map((a) => a.state), sealed: sealed[0]!.n }
-  })
+import { accountsPath, ADMIN_KEY, createAccount, issue, managedApiLayer, rows, Vendor, WORKSPACE_ID } from "./support/serviceAccountWorld.js"
 
 describe("service accounts with the model_accounts Backend (SPEC 4.5, DESIGN §13)", () => {
   it.layer(managedApiLayer(), { timeout: 120_000 })((it) => {

@@ -72,15 +72,49 @@ describe("Credential Gateway Driver over gRPC", () => {
       expect(gateway.calls.map((c) => c.method)).toEqual(["CreateProvider", "GetProvider", "DeleteProvider", "GetProvider", "DeleteProvider"])
     }))
 
-  it.effect("reports the gateway's refusals as rejected (401, 403, 429, 409, 400 equivalents)", () =>
+  it.effect("reports the gateway's refusals as rejected (401, 403, 404, 429, 409, 400 equivalents)", () =>
     Effect.gen(function* () {
-      for (const code of [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.RESOURCE_EXHAUSTED, grpc.status.ALREADY_EXISTS, grpc.status.INVALID_ARGUMENT]) {
+      for (const code of [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.NOT_FOUND, grpc.status.RESOURCE_EXHAUSTED, grpc.status.ALREADY_EXISTS, grpc.status.INVALID_ARGUMENT]) {
         gateway.next("CreateProvider", { kind: "status", code })
         expect(yield* outcome(client.register(provider("cs_b")))).toEqual({ outcome: "rejected", method: "CreateProvider" })
       }
       expect(gateway.providers.size).toBe(0)
-      gateway.next("GetProvider", { kind: "status", code: grpc.status.PERMISSION_DENIED })
-      expect(yield* outcome(client.probe("cs_b"))).toEqual({ outcome: "rejected", method: "GetProvider" })
+      for (const code of [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.RESOURCE_EXHAUSTED]) {
+        gateway.next("GetProvider", { kind: "status", code })
+        expect(yield* outcome(client.probe("cs_b"))).toEqual({ outcome: "rejected", method: "GetProvider" })
+        gateway.next("DeleteProvider", { kind: "status", code })
+        expect(yield* outcome(client.remove("cs_b"))).toEqual({ outcome: "rejected", method: "DeleteProvider" })
+      }
+    }))
+
+  it.effect("reads and deletes: 5xx equivalents, slow answers past requestTimeoutMs and lost answers are noAnswer; a lost delete is confirmed by the retry", () =>
+    Effect.gen(function* () {
+      yield* client.register(provider("cs_f"))
+      for (const code of [grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.UNKNOWN]) {
+        gateway.next("GetProvider", { kind: "status", code })
+        expect(yield* outcome(client.probe("cs_f"))).toEqual({ outcome: "noAnswer", method: "GetProvider" })
+      }
+      gateway.next("GetProvider", { kind: "slow", ms: 1500 })
+      expect(yield* outcome(client.probe("cs_f"))).toEqual({ outcome: "noAnswer", method: "GetProvider" })
+      // A slow delete: the gateway removes it after our deadline; the retry finds it gone.
+      gateway.next("DeleteProvider", { kind: "slow", ms: 1500 })
+      expect(yield* outcome(client.remove("cs_f"))).toEqual({ outcome: "noAnswer", method: "DeleteProvider" })
+      yield* client.remove("cs_f")
+      expect(gateway.providers.has("cs_f")).toBe(false)
+      // A lost delete: removed, the answer never came; the gateway restarts; the retry confirms.
+      yield* client.register(provider("cs_g"))
+      gateway.next("DeleteProvider", { kind: "lost" })
+      expect(yield* outcome(client.remove("cs_g"))).toEqual({ outcome: "noAnswer", method: "DeleteProvider" })
+      expect(gateway.providers.has("cs_g")).toBe(false)
+      yield* Effect.promise(() => gateway.restart())
+      yield* client.remove("cs_g")
+      expect(gateway.calls.filter((c) => c.name === "cs_g").map((c) => c.method)).toEqual(["CreateProvider", "DeleteProvider", "DeleteProvider"])
+      // A lost probe answer is no answer, and the gateway is reached again after its restart.
+      yield* client.register(provider("cs_h"))
+      gateway.next("GetProvider", { kind: "lost" })
+      expect(yield* outcome(client.probe("cs_h"))).toEqual({ outcome: "noAnswer", method: "GetProvider" })
+      yield* Effect.promise(() => gateway.restart())
+      expect(yield* client.probe("cs_h")).toBe("present")
     }))
 
   it.effect("reads the token file at each call: a rotated token is used, a wrong one refused", () =>

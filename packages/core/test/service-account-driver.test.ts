@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { DevUpstreamsConfig, upstreamOrigin } from "@svc/core/config"
-import { makeModelVendorDriver, MAX_ANSWER_BYTES, MODEL_VENDOR_ADMIN_ORIGIN } from "@svc/core/drivers/serviceAccount"
+import { LIST_PAGE_SIZE, makeModelVendorDriver, MAX_ANSWER_BYTES, MAX_LIST_PAGES, MODEL_VENDOR_ADMIN_ORIGIN } from "@svc/core/drivers/serviceAccount"
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -41,15 +41,17 @@ const rawServer = (respond: (res: http.ServerResponse) => void) =>
     (server) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
   ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`))
 
+const loopbackVendor = Effect.acquireRelease(
+  Effect.promise(() => startModelVendorAdmin({ adminKey: KEY, workspaceId: WORKSPACE })),
+  (v) => Effect.promise(() => v.close())
+)
+
 const reasonOf = <A>(effect: Effect.Effect<A, { readonly reason: string }>) => Effect.map(Effect.flip(effect), (e) => e.reason)
 
 describe("the model vendor ServiceAccount Driver", () => {
   it.scoped("speaks the Admin API: create, adopt by name, issue, and already-gone deletes succeed", () =>
     Effect.gen(function* () {
-      const vendor = yield* Effect.acquireRelease(
-        Effect.promise(() => startModelVendorAdmin({ adminKey: KEY, workspaceId: WORKSPACE })),
-        (v) => Effect.promise(() => v.close())
-      )
+      const vendor = yield* loopbackVendor
       const driver = driverAt(vendor.origin)
       const { upstreamId } = yield* driver.createAccount("bot-sa_1")
       expect(yield* driver.findAccount("bot-sa_1")).toEqual(Option.some(upstreamId))
@@ -77,6 +79,42 @@ describe("the model vendor ServiceAccount Driver", () => {
       expect(yield* reasonOf(driver.issueCredential(again.upstreamId, "sa_2"))).toBe("unavailable")
       vendor.failNext("issue-credential", { kind: "slow", delayMs: 1500 })
       expect(yield* reasonOf(driver.issueCredential(again.upstreamId, "sa_2"))).toBe("timeout")
+    }))
+
+  it.scoped("looks a name up by reading the account list page by page; a lost create is adopted from a later page", () =>
+    Effect.gen(function* () {
+      const vendor = yield* loopbackVendor
+      const driver = driverAt(vendor.origin)
+      yield* Effect.forEach(Array.from({ length: LIST_PAGE_SIZE + 30 }, (_, i) => `filler-${i}`), (name) => driver.createAccount(name), { concurrency: 8 })
+      // The create is carried out upstream and its answer lost: the Driver finds it on page two.
+      vendor.failNext("create-account", { kind: "lost" })
+      const before = vendor.requests().length
+      const { upstreamId } = yield* driver.createAccount("bot-sa_2")
+      expect(vendor.accounts().filter((a) => a.name === "bot-sa_2").map((a) => a.id)).toEqual([upstreamId])
+      const base = `/v1/manage/workspaces/${WORKSPACE}/service-accounts`
+      const lookups = vendor.requests().slice(before + 1)
+      expect(lookups.map((r) => r.method)).toEqual(["GET", "GET"])
+      expect(lookups[0]!.path).toBe(`${base}?limit=${LIST_PAGE_SIZE}`)
+      expect(lookups[1]!.path).toMatch(new RegExp(`^${base}\\?limit=${LIST_PAGE_SIZE}&page=[A-Za-z0-9_-]+$`))
+      expect(yield* driver.findAccount("filler-3")).toEqual(Option.some(vendor.accounts().find((a) => a.name === "filler-3")!.id))
+      expect(yield* driver.findAccount("nobody")).toEqual(Option.none())
+      // A lookup whose list answer is lost is a failed lookup, not "absent".
+      vendor.failNext("list-accounts", { kind: "lost" })
+      expect(yield* reasonOf(driver.findAccount("nobody"))).toBe("unavailable")
+      // A cursor that never moves on is refused rather than followed for ever.
+      const stuck = yield* rawServer((res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ data: [{ id: "vsa_1", name: "other" }], next_page: "same" }))
+      })
+      expect(yield* reasonOf(driverAt(stuck).findAccount("bot"))).toBe("invalid_response")
+      let served = 0
+      const endless = yield* rawServer((res) => {
+        served += 1
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ data: [], next_page: `p${served}` }))
+      })
+      expect(yield* reasonOf(driverAt(endless).findAccount("bot"))).toBe("invalid_response")
+      expect(served).toBe(MAX_LIST_PAGES)
     }))
 
   it.scoped("refuses redirects, oversized answers and malformed bodies", () =>

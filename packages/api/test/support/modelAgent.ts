@@ -34,6 +34,21 @@ export interface ModelAgentOptions {
   readonly initialWorkspaceFiles?: Readonly<Record<string, string>>
 }
 
+/** A role with `secret:operate` bound to the Agent's own principal on one Secret (SPEC 2.5). */
+export const letAgentUseSecret = (
+  call: Call,
+  options: { readonly ns: string; readonly agent: { readonly servicePrincipalId: string }; readonly secretId: string; readonly roleName: string }
+) =>
+  Effect.gen(function* () {
+    const { ns, agent, secretId, roleName } = options
+    const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: roleName, permissions: ["secret:operate"] }), 201)
+    expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
+      principalId: agent.servicePrincipalId,
+      roleId: role.id,
+      resource: { kind: "secret", id: secretId }
+    }), 201)
+  })
+
 export const setUpModelAgent = (call: Call, options: ModelAgentOptions) =>
   Effect.gen(function* () {
     const ns = expectData(yield* call("POST", "/namespaces", { name: options.namespace }), 201).id as string
@@ -46,11 +61,6 @@ export const setUpModelAgent = (call: Call, options: ModelAgentOptions) =>
       harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } },
       ...(options.initialWorkspaceFiles === undefined ? {} : { initialWorkspaceFiles: options.initialWorkspaceFiles })
     }), 201)
-    const role = expectData(yield* call("POST", `/namespaces/${ns}/iam/roles`, { name: "use-model-key", permissions: ["secret:operate"] }), 201)
-    expectData(yield* call("POST", `/namespaces/${ns}/iam/access-bindings`, {
-      principalId: agent.servicePrincipalId,
-      roleId: role.id,
-      resource: { kind: "secret", id: secret.id }
-    }), 201)
+    yield* letAgentUseSecret(call, { ns, agent, secretId: secret.id, roleName: "use-model-key" })
     return { ns, secret, configuration, agent, agentPath: `/namespaces/${ns}/agents/${agent.id}` }
   })

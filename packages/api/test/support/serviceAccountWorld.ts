@@ -58,6 +58,15 @@ export const managedApiLayer = (compute: "local" | "kubernetes" = "local") => {
 
 export { ServiceAccountDriver }
 
+/** An account's row states and how many sealed credential records it has. */
+export const rows = (id: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* sql<{ state: string }>`SELECT state FROM service_accounts WHERE id = ${id}`
+    const sealed = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM service_account_credentials WHERE service_account_id = ${id}`
+    return { accounts: accounts.map((a) => a.state), sealed: sealed[0]!.n }
+  })
+
 export const accountsPath = (namespaceId: string) => `/namespaces/${namespaceId}/service-accounts`
 
 export const createAccount = (baseUrl: string, headers: Headers, namespaceId: string, name: string) =>

@@ -47,7 +47,10 @@ const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
   preset: "presets",
   configuration: "configurations",
   agent: "agents",
-  agent_revision: "agent_revisions"
+  agent_revision: "agent_revisions",
+  // Issue 13: without these a binding in one Namespace could name another's account or source.
+  service_account: "service_accounts",
+  credential_source: "credential_sources"
 }
 
 const columns = "id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at"

@@ -28,9 +28,14 @@ export class CredentialGatewayError extends Data.TaggedError("CredentialGatewayE
   }
 }
 
-/** gRPC codes that are the gateway's own definite refusal: it did not act. */
+/**
+ * gRPC codes that are the gateway's own definite refusal: it did not act. `NOT_FOUND` is one for
+ * CreateProvider (e.g. a provider type the gateway does not know); for GetProvider and
+ * DeleteProvider it is handled before this, as "absent" and "already removed".
+ */
 const refusals = new Set<number>([
   grpc.status.INVALID_ARGUMENT,
+  grpc.status.NOT_FOUND,
   grpc.status.ALREADY_EXISTS,
   grpc.status.PERMISSION_DENIED,
   grpc.status.RESOURCE_EXHAUSTED,

@@ -3,6 +3,11 @@
  * `model_accounts` Backend. Upstream accounts are named deterministically by the caller
  * (`<name>-<sa_id>`): when the answer to a create is lost, the Driver looks the name up and
  * adopts the account the upstream made, so a retry never leaves a second one.
+ *
+ * The lookup: UPSTREAMS.md names no lookup-by-name route, so none is assumed. The Driver reads
+ * the workspace's account list (`GET .../service-accounts`, the collection the create route
+ * posts to) page by page (`limit`, and the `next_page` cursor passed back as `page`) and matches
+ * the exact name itself, so it finds the account whether or not the vendor filters by name.
  */
 import { Effect, Option, Redacted, Schema } from "effect"
 import { adminRequest, type AdminApiClient, errorCode, expectOk } from "./adminApi.js"
@@ -20,6 +25,10 @@ export interface ModelVendorSettings extends AdminApiClient {
   readonly workspaceId: string
   readonly credentialTtlSeconds: number
 }
+
+/** Accounts per list page (the vendor's maximum), and how many pages a lookup reads at most. */
+export const LIST_PAGE_SIZE = 100
+export const MAX_LIST_PAGES = 100
 
 const CreatedAccount = Schema.Struct({ id: Schema.NonEmptyString, workspace_id: Schema.String, enabled: Schema.Boolean })
 const AccountList = Schema.Struct({
@@ -50,11 +59,26 @@ export const makeModelVendorDriver = (settings: ModelVendorSettings): ServiceAcc
         ? Effect.void
         : Effect.asVoid(expectOk(Schema.Struct({ deleted: Schema.Literal(true) }))(answer)))
 
-  const findAccount = (upstreamName: string) =>
-    request("GET", `?name=${encodeURIComponent(upstreamName)}`).pipe(
-      Effect.flatMap(expectOk(AccountList)),
-      Effect.map((list) => Option.map(Option.fromNullable(list.data.find((a) => a.name === upstreamName)), (a) => a.id))
+  /** One page of the workspace's accounts. */
+  const listPage = (page: string | null) =>
+    request("GET", `?limit=${LIST_PAGE_SIZE}${page === null ? "" : `&page=${encodeURIComponent(page)}`}`).pipe(
+      Effect.flatMap(expectOk(AccountList))
     )
+
+  const findAccount = (upstreamName: string): Effect.Effect<Option.Option<string>, ServiceAccountUpstreamError> => {
+    const search = (page: string | null, pagesRead: number): Effect.Effect<Option.Option<string>, ServiceAccountUpstreamError> =>
+      Effect.flatMap(listPage(page), (list) => {
+        const found = list.data.find((account) => account.name === upstreamName)
+        if (found !== undefined) return Effect.succeed(Option.some(found.id))
+        if (list.next_page === null) return Effect.succeed(Option.none())
+        // A cursor that does not move on, or a list longer than any workspace holds, is not an answer.
+        if (list.next_page === page || pagesRead + 1 >= MAX_LIST_PAGES) {
+          return Effect.fail(new ServiceAccountUpstreamError({ reason: "invalid_response" }))
+        }
+        return search(list.next_page, pagesRead + 1)
+      })
+    return search(null, 0)
+  }
 
   const createAccount = (upstreamName: string) =>
     request("POST", "", { name: upstreamName }).pipe(
