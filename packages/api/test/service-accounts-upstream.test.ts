@@ -2,7 +2,8 @@
  * Service accounts against the loopback vendor Admin API's answers that service-accounts.test.ts
  * does not drive through the API (SPEC 4.5, 7.4; UPSTREAMS.md): issuance refused (401, 404, 429),
  * failed (5xx), slower than the deadline or lost, and deletion steps that are slow, lost or
- * refused, each repeated after a vendor restart. Every failure is 503 `DEPENDENCY_UNAVAILABLE`
+ * refused (a lost credential delete, an account delete failed with a 5xx or slower than the
+ * deadline), each repeated until it finishes. Every failure is 503 `DEPENDENCY_UNAVAILABLE`
  * with a fixed message; what the vendor sent never reaches the caller.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -121,6 +122,37 @@ describe("service accounts: every vendor answer", () => {
         expect((yield* world.remove).status).toBe(204)
         expect(yield* rows(account.id)).toEqual({ accounts: [], sealed: 0 })
         expect(vendor.requests().filter((r) => r.method === "DELETE" && r.path.endsWith(`/service-accounts/${upstream.id}`))).toHaveLength(3)
+      }))
+
+    it.effect("a lost credential delete, then an account delete that fails (5xx) or is slow: 503 each, deleting kept; the repeat finishes", () =>
+      Effect.gen(function* () {
+        const world = yield* setUp("sa-delete-more")
+        const { vendor, account, upstream } = world
+        expect(yield* world.issue).toMatchObject({ status: 201 })
+        const credentialId = vendor.credentials().find((c) => c.service_account_id === upstream.id)!.id
+
+        // The credential delete is carried out but its answer never arrives: the sealed record stays
+        // until a repeat sees credential_not_found.
+        vendor.failNext("delete-credential", { kind: "lost" })
+        expectError(yield* world.remove, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(vendor.credentials().some((c) => c.id === credentialId)).toBe(false)
+        expect(yield* rows(account.id)).toEqual({ accounts: ["deleting"], sealed: 1 })
+
+        // The account delete fails upstream: nothing removed there, the sealed record is gone.
+        vendor.failNext("delete-account", { kind: "status", status: 500, code: "internal_error" })
+        expectError(yield* world.remove, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* rows(account.id)).toEqual({ accounts: ["deleting"], sealed: 0 })
+        expect(vendor.accounts().some((a) => a.id === upstream.id)).toBe(true)
+
+        // Slower than the deadline: 503 now, carried out upstream later.
+        vendor.failNext("delete-account", { kind: "slow", delayMs: 2500 })
+        expectError(yield* world.remove, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* world.read).toMatchObject({ state: "deleting", credential: null })
+        yield* vendorState(() => vendor.accounts().some((a) => a.id === upstream.id), (present) => !present)
+
+        // The repeat meets service_account_not_found and finishes.
+        expect((yield* world.remove).status).toBe(204)
+        expect(yield* rows(account.id)).toEqual({ accounts: [], sealed: 0 })
       }))
 
     it.effect("with the vendor selected, issuance needs update and deletion needs delete on the account; refusals reach no upstream", () =>
