@@ -155,6 +155,29 @@ describe("service accounts: every vendor answer", () => {
         expect(yield* rows(account.id)).toEqual({ accounts: [], sealed: 0 })
       }))
 
+    it.effect("deletion steps the vendor refuses for the admin key (401, 403): 503, deleting kept, nothing removed upstream", () =>
+      Effect.gen(function* () {
+        const world = yield* setUp("sa-delete-key")
+        const { vendor, account, upstream } = world
+        expect(yield* world.issue).toMatchObject({ status: 201 })
+        const credentialId = vendor.credentials().find((c) => c.service_account_id === upstream.id)!.id
+
+        vendor.failNext("delete-credential", { kind: "status", status: 401, code: "unauthorized" })
+        expectError(yield* world.remove, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(vendor.credentials().some((c) => c.id === credentialId)).toBe(true)
+        expect(yield* rows(account.id)).toEqual({ accounts: ["deleting"], sealed: 1 })
+
+        vendor.failNext("delete-account", { kind: "status", status: 403, code: "forbidden" })
+        expectError(yield* world.remove, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(vendor.credentials().some((c) => c.id === credentialId)).toBe(false)
+        expect(vendor.accounts().some((a) => a.id === upstream.id)).toBe(true)
+        expect(yield* rows(account.id)).toEqual({ accounts: ["deleting"], sealed: 0 })
+
+        expect((yield* world.remove).status).toBe(204)
+        expect(yield* rows(account.id)).toEqual({ accounts: [], sealed: 0 })
+        expect(vendor.accounts().some((a) => a.id === upstream.id)).toBe(false)
+      }))
+
     it.effect("with the vendor selected, issuance needs update and deletion needs delete on the account; refusals reach no upstream", () =>
       Effect.gen(function* () {
         const world = yield* setUp("sa-upstream-authz")
