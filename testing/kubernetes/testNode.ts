@@ -16,6 +16,7 @@ import * as path from "node:path"
 import * as Compute from "@svc/core/drivers/compute"
 import { freePort } from "@svc/core/embedded-postgres"
 import { Effect } from "effect"
+import { loopbackResolver, type PodEndpoint, writePodEndpoints } from "./loopbackResolver.js"
 
 interface PodLike {
   metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string }
@@ -50,6 +51,8 @@ export interface TestNodeOptions {
   readonly owns: (namespace: string) => boolean
   /** Don't run the gateway (the Pod stays Running, never Ready): a start that never converges. */
   readonly neverReady?: (pod: { readonly namespace: string; readonly labels: Record<string, string> }) => boolean
+  /** Writes the running Pods' loopback ports here after every pass (for `fileResolver` in another process). */
+  readonly endpointsFile?: string | undefined
 }
 
 export interface TestNode {
@@ -251,29 +254,19 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     }
   }
 
+  const endpoints = (): ReadonlyArray<PodEndpoint> =>
+    [...running.values()].flatMap((entry) =>
+      entry.child === undefined ? [] : [{ namespace: entry.pod.metadata.namespace, labels: entry.pod.metadata.labels ?? {}, port: entry.port }]
+    )
+  const resolver = loopbackResolver(cluster, () => Promise.resolve(endpoints()))
+
   const loop = (async () => {
     while (!stopped) {
       await tick().catch(() => undefined)
+      if (options.endpointsFile !== undefined) writePodEndpoints(options.endpointsFile, endpoints())
       await new Promise((resolve) => setTimeout(resolve, 500))
     }
   })()
-
-  const resolver: Compute.EndpointResolver = (address) =>
-    Effect.tryPromise(async () => {
-      const service = (await send({ method: "GET", path: `/api/v1/namespaces/${address.namespace}/services/${address.service}` })) as {
-        spec: { selector: Record<string, string> }
-      }
-      const entry = [...running.values()].find((candidate) =>
-        candidate.pod.metadata.namespace === address.namespace && candidate.child !== undefined &&
-        Object.entries(service.spec.selector).every(([key, value]) => candidate.pod.metadata.labels?.[key] === value)
-      )
-      if (entry === undefined) throw new Error("no running Pod behind the Service")
-      return `http://127.0.0.1:${entry.port}`
-    }).pipe(
-      Effect.mapError(() =>
-        new Compute.ComputeFailure({ code: Compute.KubernetesCodes.GATEWAY_UNREACHABLE, message: "The gateway's Service has no running Pod.", permanent: false })
-      )
-    )
 
   return {
     resolver,
