@@ -11,6 +11,8 @@
  *    objects, the revision's token kept) and activates the revision: `succeeded` once, one
  *    `agent.revision-activated` audit row, one Deployment (same uid and generation: no rollout),
  *    one ReplicaSet, one Pod and one gateway process (the same pid).
+ * 3. Diagnostics through the API: every check passes; once the Pod's gateway dies, the
+ *    Deployment, readiness and model checks say so.
  */
 import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
 import { defaultInstallationConfig } from "@svc/core/config"
@@ -35,6 +37,7 @@ import { apiOnlyLayer, deployItem, expectConvergedOnce, untilWithWorkers } from 
 import { setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-k8s-crash-good-3b9e1f"
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const secretKey = randomBytes(32)
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-k8s-crash-"))
 const endpointsFile = path.join(workDir, "endpoints.json")
@@ -155,6 +158,38 @@ describe("a worker SIGKILLed mid-deployment on kubernetes", () => {
 
         const exit = yield* Effect.promise(() => workerB.stop("SIGTERM"))
         expect(exit.code).toBe(0)
+
+        // 3. Diagnostics through the API, live from the cluster and the gateway (its endpoint
+        //    resolved as the driver resolves it): all pass, model authentication included.
+        const diagnostics = () => call("POST", `${agentPath}/deployments/${revision.id}/diagnostics`)
+        const checked = { checkedAt: expect.stringMatching(TIMESTAMP) }
+        expect(expectData(yield* diagnostics(), 200)).toEqual({
+          revisionId: revision.id,
+          observedAt: expect.stringMatching(TIMESTAMP),
+          checks: [
+            { component: "deployment", check: "available", state: "succeeded", ...checked },
+            { component: "pod", check: "phase", state: "succeeded", ...checked },
+            { component: "pod", check: "restarts", state: "succeeded", ...checked },
+            { component: "gateway", check: "ready", state: "succeeded", ...checked },
+            { component: "model", check: "auth", state: "succeeded", ...checked }
+          ]
+        })
+        // The Pod's gateway dies (no worker runs to restart anything): the Deployment loses its
+        // available replica, the gateway is unreachable, and the model check cannot run.
+        process.kill(-gateway.pid!, "SIGKILL")
+        const failed = yield* until(
+          diagnostics(),
+          (r) => r.body.data?.checks?.[0]?.state === "failed",
+          60,
+          "the Deployment no longer Available"
+        )
+        expect(expectData(failed, 200).checks).toEqual([
+          { component: "deployment", check: "available", state: "failed", ...checked, code: "DEPLOYMENT_AVAILABLE" },
+          { component: "pod", check: "phase", state: "succeeded", ...checked },
+          { component: "pod", check: "restarts", state: "unknown", ...checked, code: "POD_RESTARTS" },
+          { component: "gateway", check: "ready", state: "failed", ...checked, code: "GATEWAY_READY" },
+          { component: "model", check: "auth", state: "unknown", checkedAt: null }
+        ])
       }), 20 * 60_000)
   })
 })
