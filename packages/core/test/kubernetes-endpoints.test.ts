@@ -13,6 +13,7 @@ import { freePort } from "@svc/core/embedded-postgres"
 import { NamespaceId } from "@svc/core/schema"
 import { Duration, Effect, Exit } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { ClusterState } from "../../../testing/kubernetes/cluster.js"
@@ -76,6 +77,25 @@ describe("kubernetes endpoints through the API server's Service proxy", () => {
       const body = yield* Effect.promise(() => answer.text())
       expect(answer.status).toBe(503)
       expect(JSON.parse(body)).toMatchObject({ kind: "Status", code: 503, message: 'no endpoints available for service "no-pods"' })
+      // A WebSocket handshake (the Control UI's) is forwarded as an upgrade; the API server's refusal comes back.
+      const upgrade = yield* Effect.promise(() =>
+        new Promise<number | "upgraded">((resolve, reject) => {
+          const request = http.request(`${base}/`, {
+            headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" }
+          })
+          request.on("response", (response) => {
+            response.resume()
+            resolve(response.statusCode ?? 0)
+          })
+          request.on("upgrade", (_response, socket) => {
+            socket.destroy()
+            resolve("upgraded")
+          })
+          request.on("error", reject)
+          request.end()
+        })
+      )
+      expect(upgrade).toBe(503)
       yield* Effect.promise(() => proxy.close())
       yield* driver.teardownNamespace(namespace)
     }), 180_000)
