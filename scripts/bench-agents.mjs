@@ -22,6 +22,10 @@
 //
 // The control plane is driven through the typed client (@svc/core/client) with a service key.
 //
+// 3. The `kubernetes` Compute Driver (scripts/lib/bench-kubernetes.mjs): its own real API server
+//    and controllers with the test node, BENCH_K8S_DEPLOYS (2) gateway starts timed to Available;
+//    BENCH_K8S=0 skips it.
+//
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
 // PostgreSQL in a scratch directory), BENCH_DEPLOYS (2), BENCH_AGENTS (10000), SVC_RUNTIME_DIR
 // (the gateway runtime; default .svc-data/runtime, installed if missing).
@@ -45,6 +49,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import pg from "pg"
 import { admin, int, startProfile, urlFor } from "./lib/bench.mjs"
+import { kubernetesRow } from "./lib/bench-kubernetes.mjs"
 
 const DEPLOYS = int("BENCH_DEPLOYS", 2)
 const AGENTS = int("BENCH_AGENTS", 10_000)
@@ -369,6 +374,7 @@ const main = async () => {
       lines.push(`| ${r.size} | ${r.name} | ${r.pages} | ${fmt(r.statements, 1)} (${r.maxStatements}) | ${fmt(r.p50, 2)} | ${fmt(r.p95, 2)} | ${fmt(r.p50 / bare.p50, 1)}x |`)
     }
     console.log(lines.join("\n"))
+    if (!LISTING_ONLY && process.env.BENCH_K8S !== "0") console.log(await kubernetesRow())
   } finally {
     if (worker) await worker.dispose().catch(() => {})
     if (runtime) await runtime.dispose().catch(() => {})

@@ -18,8 +18,15 @@ export interface SvcProcess {
 }
 
 /** The environment of a test process: only what is given, plus PATH and HOME. */
-export const svc = (command: string, env: Record<string, string>): SvcProcess => {
-  const child = spawn(process.execPath, [path.join(repositoryRoot, "scripts/svc.mjs"), command], {
+export const svc = (command: string, env: Record<string, string>): SvcProcess =>
+  nodeProcess([path.join(repositoryRoot, "scripts/svc.mjs"), command], env)
+
+/** A TypeScript entry of testing/ as its own process (vite-node), with the same environment rules. */
+export const testEntry = (file: string, env: Record<string, string>): SvcProcess =>
+  nodeProcess([path.join(repositoryRoot, "node_modules/vite-node/vite-node.mjs"), path.join(repositoryRoot, file)], env)
+
+const nodeProcess = (args: ReadonlyArray<string>, env: Record<string, string>): SvcProcess => {
+  const child = spawn(process.execPath, args, {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"]

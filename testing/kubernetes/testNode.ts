@@ -16,18 +16,23 @@ import * as path from "node:path"
 import * as Compute from "@svc/core/drivers/compute"
 import { freePort } from "@svc/core/embedded-postgres"
 import { Effect } from "effect"
+import { loopbackResolver, type PodEndpoint, writePodEndpoints } from "./loopbackResolver.js"
+
+interface ContainerLike {
+  name: string
+  image: string
+  command?: Array<string>
+  env?: Array<{ name: string; value?: string }>
+  envFrom?: Array<{ secretRef?: { name: string } }>
+  volumeMounts?: Array<{ name: string; mountPath: string }>
+}
 
 interface PodLike {
   metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string }
   spec: {
     nodeName?: string
-    containers: Array<{
-      name: string
-      image: string
-      env?: Array<{ name: string; value?: string }>
-      envFrom?: Array<{ secretRef?: { name: string } }>
-      volumeMounts?: Array<{ name: string; mountPath: string }>
-    }>
+    initContainers?: Array<ContainerLike>
+    containers: Array<ContainerLike>
     volumes?: Array<{ name: string; configMap?: { name: string }; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }>
   }
   status?: Record<string, unknown>
@@ -50,6 +55,8 @@ export interface TestNodeOptions {
   readonly owns: (namespace: string) => boolean
   /** Don't run the gateway (the Pod stays Running, never Ready): a start that never converges. */
   readonly neverReady?: (pod: { readonly namespace: string; readonly labels: Record<string, string> }) => boolean
+  /** Writes the running Pods' loopback ports here after every pass (for `fileResolver` in another process). */
+  readonly endpointsFile?: string | undefined
 }
 
 export interface TestNode {
@@ -100,8 +107,8 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   }
 
   /** Container paths to this node's directories, longest mount first. */
-  const mapper = (pod: PodLike) => {
-    const mounts = (pod.spec.containers[0]!.volumeMounts ?? [])
+  const mapper = (pod: PodLike, container: ContainerLike) => {
+    const mounts = (container.volumeMounts ?? [])
       .map((mount) => ({ from: mount.mountPath, to: hostPath(pod, mount.name) }))
       .sort((a, b) => b.from.length - a.from.length)
     const map = (value: string) => {
@@ -116,10 +123,9 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     return { map, deep }
   }
 
-  const launch = async (entry: Running) => {
-    const pod = entry.pod
-    const container = pod.spec.containers[0]!
-    const paths = mapper(pod)
+  /** A container's environment and its projected ConfigMap files, on this node's paths. */
+  const prepare = async (pod: PodLike, container: ContainerLike) => {
+    const paths = mapper(pod, container)
     const env: Record<string, string> = { PATH: `${path.dirname(runtime.node)}:/usr/bin:/bin` }
     for (const source of container.envFrom ?? []) {
       if (source.secretRef === undefined) continue
@@ -129,17 +135,38 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
       for (const [key, value] of Object.entries(secret.data ?? {})) env[key] = Buffer.from(value, "base64").toString("utf8")
     }
     for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = paths.map(variable.value)
-    // The ConfigMap volume: its keys become files, as the kubelet projects them.
+    // The ConfigMap volumes: their keys become files, as the kubelet projects them.
     for (const volume of pod.spec.volumes ?? []) {
       if (volume.configMap === undefined) continue
       const configMap = (await send({ method: "GET", path: `/api/v1/namespaces/${pod.metadata.namespace}/configmaps/${volume.configMap.name}` })) as {
         data?: Record<string, string>
       }
       for (const [key, value] of Object.entries(configMap.data ?? {})) {
-        const text = key.endsWith(".json") ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        const text = key === "openclaw.json" ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
         fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)
       }
     }
+    return env
+  }
+
+  /** Init containers run in order to completion with the image's Node.js (`command: ["node", ...]`). */
+  const runInit = async (pod: PodLike): Promise<boolean> => {
+    for (const container of pod.spec.initContainers ?? []) {
+      const env = await prepare(pod, container)
+      const [program, ...args] = container.command ?? []
+      if (program !== "node") return false
+      const child = spawn(runtime.node, args, { env, stdio: "ignore" })
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+      if (code !== 0) return false
+    }
+    return true
+  }
+
+  const launch = async (entry: Running) => {
+    const pod = entry.pod
+    const container = pod.spec.containers[0]!
+    if (!(await runInit(pod))) return
+    const env = await prepare(pod, container)
     for (const dir of ["HOME", "OPENCLAW_STATE_DIR", "TMPDIR"]) if (env[dir] !== undefined) fs.mkdirSync(env[dir]!, { recursive: true })
     const log = fs.openSync(path.join(options.workDir, `${pod.metadata.name}.log`), "a")
     const child = spawn(runtime.node, Compute.gatewayArgv(runtime, entry.port).slice(1), { env, detached: true, stdio: ["ignore", log, log] })
@@ -251,29 +278,19 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     }
   }
 
+  const endpoints = (): ReadonlyArray<PodEndpoint> =>
+    [...running.values()].flatMap((entry) =>
+      entry.child === undefined ? [] : [{ namespace: entry.pod.metadata.namespace, labels: entry.pod.metadata.labels ?? {}, port: entry.port }]
+    )
+  const resolver = loopbackResolver(cluster, () => Promise.resolve(endpoints()))
+
   const loop = (async () => {
     while (!stopped) {
       await tick().catch(() => undefined)
+      if (options.endpointsFile !== undefined) writePodEndpoints(options.endpointsFile, endpoints())
       await new Promise((resolve) => setTimeout(resolve, 500))
     }
   })()
-
-  const resolver: Compute.EndpointResolver = (address) =>
-    Effect.tryPromise(async () => {
-      const service = (await send({ method: "GET", path: `/api/v1/namespaces/${address.namespace}/services/${address.service}` })) as {
-        spec: { selector: Record<string, string> }
-      }
-      const entry = [...running.values()].find((candidate) =>
-        candidate.pod.metadata.namespace === address.namespace && candidate.child !== undefined &&
-        Object.entries(service.spec.selector).every(([key, value]) => candidate.pod.metadata.labels?.[key] === value)
-      )
-      if (entry === undefined) throw new Error("no running Pod behind the Service")
-      return `http://127.0.0.1:${entry.port}`
-    }).pipe(
-      Effect.mapError(() =>
-        new Compute.ComputeFailure({ code: Compute.KubernetesCodes.GATEWAY_UNREACHABLE, message: "The gateway's Service has no running Pod.", permanent: false })
-      )
-    )
 
   return {
     resolver,

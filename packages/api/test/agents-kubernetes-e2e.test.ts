@@ -1,7 +1,8 @@
 /**
  * An Agent's life through the API and the worker on the `kubernetes` Compute Driver: the run's
  * shared real API server and controllers, with the test node running the Pods' real gateways
- * (testing/kubernetes). Namespace ready with its namespace and quota; deploy, redeploy in place,
+ * (testing/kubernetes). Namespace ready with its namespace and quota; deploy (its initial
+ * workspace files in the Agent's volume), redeploy in place,
  * stop and delete, each asserted on the cluster's objects; Namespace deletion removes its
  * Kubernetes namespace.
  */
@@ -34,6 +35,8 @@ const owned = new Set<string>()
 /** Agents whose Pods the test node never runs (they stay Running, never Ready). */
 const neverReady = new Set<string>()
 let cluster: Compute.Cluster
+/** The test node's directory: each volume claim is `volumes/<namespace>/<claim>` there. */
+let nodeDir: string
 
 /** One driver for the API and the worker, over the shared cluster, reaching gateways through the test node. */
 const kubernetes = Layer.scoped(
@@ -43,6 +46,7 @@ const kubernetes = Layer.scoped(
       const state = await sharedCluster()
       cluster = clusterOf(state)
       const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-k8s-e2e-node-"))
+      nodeDir = workDir
       const node = await startTestNode(cluster, {
         name: `node-e2e-${randomBytes(4).toString("hex")}`,
         workDir,
@@ -87,7 +91,14 @@ describe("an Agent's life on the kubernetes Compute Driver", () => {
         expect(capabilities.agentProvisioning).toEqual({ executionModes: ["embedded", "dedicated"] })
         expect(capabilities.nativeWorkers).toEqual({})
 
-        const { ns, configuration, agent, agentPath } = yield* setUpModelAgent(call, { namespace: "k8s", agent: "k8s-bot", modelKey: GOOD_KEY, fake })
+        const initialWorkspaceFiles = { "SOUL.md": "# Soul\nStaged before the first start.\n" }
+        const { ns, configuration, agent, agentPath } = yield* setUpModelAgent(call, {
+          namespace: "k8s",
+          agent: "k8s-bot",
+          modelKey: GOOD_KEY,
+          fake,
+          initialWorkspaceFiles
+        })
         const kns = Compute.kubernetesNamespace({ id: Schema.decodeSync(NamespaceId)(ns) })
         owned.add(kns)
         expect((yield* object("Namespace", undefined, kns))?.metadata?.labels?.["svc/namespace-id"]).toBe(ns)
@@ -128,12 +139,20 @@ describe("an Agent's life on the kubernetes Compute Driver", () => {
         // What `local` renders for the same values (key order aside: the revision's snapshot is jsonb).
         expect(JSON.parse(configMap.data["openclaw.json"]!)).toEqual(JSON.parse(Compute.renderPodGatewayConfig(fakeModelValues(fake))))
         expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBe(first)
+        // The initial workspace files, in the Agent's volume before its gateway ran (SPEC 4.4).
+        const soul = path.join(nodeDir, "volumes", kns, name, "workspace", "SOUL.md")
+        expect(fs.readFileSync(soul, "utf8")).toBe(initialWorkspaceFiles["SOUL.md"])
+        expect((yield* object<{ data: Record<string, string> }>("ConfigMap", kns, `${name}-files`))?.data)
+          .toEqual({ "files.json": JSON.stringify(initialWorkspaceFiles) })
 
         // Redeploy replaces the gateway in place: same Deployment, the new revision.
         const second = yield* deploy()
         const redeployed = (yield* object<{ spec: { replicas: number } }>("Deployment", kns, name))!
         expect(redeployed.metadata?.uid).toBe(deployment.metadata?.uid)
         expect(redeployed.metadata?.labels?.["svc/revision-id"]).toBe(second)
+        // Initial files are delivered until the first activation only; the workspace keeps them.
+        expect(yield* object("ConfigMap", kns, `${name}-files`)).toBeUndefined()
+        expect(fs.readFileSync(soul, "utf8")).toBe(initialWorkspaceFiles["SOUL.md"])
 
         // Stop: zero replicas, no Service.
         expectData(yield* call("POST", `${agentPath}/stop`), 202)

@@ -17,24 +17,21 @@
  */
 import { afterAll, beforeAll, describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
-import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
-import { Migrations } from "@svc/core/db"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
-import { httpPipeline } from "@svc/core/http"
-import { Effect, Layer, Redacted } from "effect"
+import { defaultInstallationConfig } from "@svc/core/config"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { createDatabase, dropDatabase } from "../../../testing/database.js"
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { ensureTestRuntime, groupAlive, testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { svc, type SvcProcess } from "../../../testing/process.js"
-import { serveForTest, TestServer } from "../../../testing/server.js"
+import { TestServer } from "../../../testing/server.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { unavailableCompute } from "../../../testing/drivers.js"
-import { type Progressing, until as pollUntil, workItemProgress } from "../../../testing/poll.js"
+import { workItemProgress } from "../../../testing/poll.js"
+import { activations, apiOnlyLayer, deployItem, expectConvergedOnce, untilWithWorkers } from "./support/deployOnce.js"
 import { setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-crash-good-7a1d3c9e"
@@ -112,17 +109,8 @@ const startWorker = () => {
 const kill = (worker: SvcProcess) =>
   Effect.promise(() => worker.stop("SIGKILL")).pipe(Effect.tap((exit) => expect(exit.signal).toBe("SIGKILL")))
 
-const layer = serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
-  Layer.provide(unavailableCompute),
-  Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: "http://127.0.0.1:8080", production: false }))),
-  Layer.provide(Layer.succeed(InstallationConfiguration, defaultInstallationConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(secretKey)) })),
-  Layer.provideMerge(Layer.provideMerge(Layer.effectDiscard(Migrations.run), pgClientLayer(databaseUrl)))
-)
-
-/** Polls until `done`; on failure the message names the wait and shows the workers' output. */
-const until = <A, E, R, R2 = never>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, budget: number | Progressing<R2>, what: string) =>
-  pollUntil(read, done, budget, () => `\n${what}\n${workers.map((w, i) => `--- worker ${i}\n${w.output().slice(-3000)}`).join("\n")}`)
+const layer = apiOnlyLayer(unavailableCompute, defaultInstallationConfig, secretKey, databaseUrl)
+const until = untilWithWorkers(workers)
 
 const readRecord = (file: string) =>
   Effect.promise(() => fs.readFile(file, "utf8").then((text) => JSON.parse(text) as { pid: number; revisionId: string }, () => undefined))
@@ -144,13 +132,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
 
         // 1. Deploy; SIGKILL worker A once it holds the item and the gateway process exists.
         const revision = expectData(yield* call("POST", `${agentPath}/deploy`), 202)
-        const item = () =>
-          Effect.map(
-            sql<{ state: string; lease_owner: string | null; attempt_count: number; last_attempt_code: string | null }>`
-              SELECT state, lease_owner, attempt_count, last_attempt_code FROM work_items WHERE kind = 'agent.deploy' AND key = ${revision.id}
-            `,
-            (rows) => rows[0]!
-          )
+        const item = () => deployItem(revision.id)
         const held = yield* until(item(), (i) => i.state === "running", 60, "deploy claimed by worker A")
         const spawned = yield* until(
           Effect.zip(readRecord(recordFile), Effect.promise(() => gatewayProcesses(dataDir, stateDir).then(gatewayRoots))),
@@ -166,30 +148,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
 
         // 2. Worker B takes the item over after the lease and converges it once.
         startWorker()
-        const deployment = () => call("GET", `${agentPath}/deployments/${revision.id}`)
-        const done = expectData(
-          yield* until(deployment(), (r) => r.body.data?.status === "succeeded" || r.body.data?.status === "failed", { progress: workItemProgress(revision.id) }, "deployment done"),
-          200
-        )
-        expect(done).toEqual({
-          deploymentId: revision.id,
-          namespaceId: ns,
-          agentId: agent.id,
-          status: "succeeded",
-          error: null,
-          progress: null,
-          warnings: []
-        })
-        const finished = yield* item()
-        expect(finished).toMatchObject({ state: "succeeded", lease_owner: null, last_attempt_code: "SUCCEEDED" })
-        expect(finished.attempt_count).toBeGreaterThanOrEqual(2)
-        const activations = () =>
-          sql<{ revision_id: string }>`
-            SELECT details->>'revisionId' AS revision_id FROM audit_events
-            WHERE kind = 'agent.revision-activated' AND resource_id = ${agent.id}
-          `
-        expect(yield* activations()).toEqual([{ revision_id: revision.id }])
-        expect(expectData(yield* call("GET", agentPath), 200)).toMatchObject({ activeRevisionId: revision.id, desiredRuntimeState: "running" })
+        const done = yield* expectConvergedOnce(call, until, { ns, agentId: agent.id, revisionId: revision.id })
         // The gateway was adopted, not started twice: one gateway process, the same pid.
         expect(yield* Effect.promise(() => gatewayProcesses(dataDir, stateDir).then(gatewayRoots))).toEqual([gatewayPid])
         expect((yield* readRecord(recordFile))?.pid).toBe(gatewayPid)
@@ -214,8 +173,8 @@ describe("a worker SIGKILLed mid-deployment", () => {
         )
         expect(recover).toEqual([{ state: "succeeded" }])
         // Recovery never touches the revision, the deployment or the activation trail.
-        expect(expectData(yield* deployment(), 200)).toEqual(done)
-        expect(yield* activations()).toEqual([{ revision_id: revision.id }])
+        expect(expectData(yield* call("GET", `${agentPath}/deployments/${revision.id}`), 200)).toEqual(done)
+        expect(yield* activations(agent.id)).toEqual([{ revision_id: revision.id }])
         expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBe(revision.id)
         expect(yield* Effect.promise(() => gatewayProcesses(dataDir, stateDir).then(gatewayRoots))).toEqual([recovered[0]!.pid])
 

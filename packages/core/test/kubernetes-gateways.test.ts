@@ -230,6 +230,48 @@ describe("kubernetes Agent half with the test node", () => {
       yield* restarted.deleteGateway(second)
     }), GATEWAY_TIMEOUT * 2)
 
+  it.live("initial workspace files reach the volume before the gateway runs, and never overwrite later edits", () =>
+    Effect.gen(function* () {
+      const agentId = "agt_files"
+      const name = Compute.agentObjectName(agentId)
+      const files = { "AGENTS.md": "# Be brief\n", "notes/today.md": "first\n" }
+      // A name `local` refuses is skipped here too.
+      yield* driver.startGateway(spec(agentId, "rev_one", { initialFiles: { ...files, "../escape.md": "x" } }))
+      const placed = (yield* get<{ data: Record<string, string>; metadata: { labels: Record<string, string> } }>("ConfigMap", `${name}-files`))!
+      expect(placed.data).toEqual({ "files.json": JSON.stringify(files) })
+      const pod = (yield* get<DeploymentLike>("Deployment", name))!.spec.template.spec
+      expect(pod.initContainers).toEqual([{
+        name: "workspace-files",
+        image: "ghcr.io/openclaw/openclaw:2026.9.6",
+        command: ["node", "-e", expect.stringContaining("flag:'wx'")],
+        env: [{ name: "SVC_FILES", value: "/etc/svc-files/files.json" }, { name: "SVC_WORKSPACE", value: "/data/workspace" }],
+        resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } },
+        securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+        volumeMounts: [{ name: "files", mountPath: "/etc/svc-files", readOnly: true }, { name: "data", mountPath: "/data" }],
+        terminationMessagePath: "/dev/termination-log",
+        terminationMessagePolicy: "File",
+        imagePullPolicy: "IfNotPresent"
+      }])
+      expect(pod.volumes).toContainEqual({ name: "files", configMap: { name: `${name}-files`, defaultMode: 420 } })
+      // On the Pod's volume (the test node's directory for the claim), as `local` writes them.
+      const workspace = path.join(workDir, "volumes", Compute.kubernetesNamespace(namespace), name, "workspace")
+      const read = (file: string) => fs.readFileSync(path.join(workspace, file), "utf8")
+      expect([read("AGENTS.md"), read("notes/today.md")]).toEqual(["# Be brief\n", "first\n"])
+      expect(fs.existsSync(path.join(workspace, "..", "escape.md"))).toBe(false)
+
+      // The Agent edits a file; a later revision given files again creates only the missing ones.
+      fs.writeFileSync(path.join(workspace, "AGENTS.md"), "# Edited by the Agent\n")
+      yield* driver.startGateway(spec(agentId, "rev_two", { initialFiles: { "AGENTS.md": "# Replayed\n", "NEW.md": "new\n" } }))
+      expect([read("AGENTS.md"), read("NEW.md")]).toEqual(["# Edited by the Agent\n", "new\n"])
+
+      // A revision without files: no init container, no files ConfigMap; the workspace stays.
+      yield* driver.startGateway(spec(agentId, "rev_three"))
+      expect((yield* get<DeploymentLike>("Deployment", name))!.spec.template.spec.initContainers).toBeUndefined()
+      expect(yield* get("ConfigMap", `${name}-files`)).toBeUndefined()
+      expect(read("AGENTS.md")).toBe("# Edited by the Agent\n")
+      yield* driver.deleteGateway({ namespaceId: namespace.id, agentId, revisionId: "rev_three" })
+    }), GATEWAY_TIMEOUT * 2)
+
   it.live("a Pod that never becomes Ready ends the start with GATEWAY_START_TIMEOUT", () =>
     Effect.gen(function* () {
       const impatient = kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.seconds(8) })

@@ -1,6 +1,7 @@
 /**
  * The `kubernetes` Compute Driver's settings in the Installation configuration and its selection:
- * the full shape decodes, bad quantities and unknown keys are refused with their path, and the
+ * the full shape decodes, bad quantities, endpoints, scopes and unknown keys are refused with their
+ * path, the endpoint resolver follows `endpoints` (or where the credentials come from), and the
  * selected driver is built from a kubeconfig (an unreadable one stops the process at start).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -33,7 +34,9 @@ const full = {
   image: "registry.example.com/openclaw:2026.9.6",
   resources: { cpuRequest: "500m", memoryRequest: "1Gi", cpuLimit: "2", memoryLimit: "3Gi", storage: "5Gi" },
   storageClassName: "fast",
-  clusterDomain: "cluster.local"
+  clusterDomain: "cluster.local",
+  endpoints: "apiServerProxy",
+  scope: "prod-eu.1"
 }
 
 const selected = (compute: Record<string, unknown>) =>
@@ -56,7 +59,29 @@ describe("kubernetes Compute settings", () => {
       })
     expect(problems({ ...full, resources: { memoryLimit: "lots" } })).toEqual(["drivers.compute.resources.memoryLimit"])
     expect(problems({ ...full, replicas: 2 })).toEqual(["drivers.compute.replicas"])
+    // One problem per accepted value (`serviceDns`, `apiServerProxy`), as the loader reports a literal union.
+    expect(problems({ ...full, endpoints: "portForward" })).toEqual(["drivers.compute.endpoints", "drivers.compute.endpoints"])
+    // `scope` is a label value: at most 63 characters, alphanumeric at both ends.
+    for (const scope of ["-prod", "prod_", "a".repeat(64), "prod eu", ""]) {
+      expect(problems({ ...full, scope })).toEqual(["drivers.compute.scope"])
+    }
   })
+
+  it.effect("reaches gateways by Service DNS in the cluster, through the API server's Service proxy with a kubeconfig", () =>
+    Effect.gen(function* () {
+      const file = kubeconfig()
+      // Nothing listens at the kubeconfig's server (127.0.0.1:1): the proxy's endpoint check fails there.
+      const cluster = Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: file }))
+      const address = { namespace: "svc-0123", service: "agent-4567", port: Compute.GATEWAY_PORT }
+      const resolve = (settings: Compute.KubernetesSettings) => Effect.either(Compute.defaultResolver(cluster, settings)(address))
+      expect(yield* resolve({ kubeconfigPath: file, endpoints: "serviceDns", clusterDomain: "corp.local" }))
+        .toEqual(Either.right("http://agent-4567.svc-0123.svc.corp.local:18789"))
+      expect(yield* resolve({})).toEqual(Either.right("http://agent-4567.svc-0123.svc.cluster.local:18789"))
+      for (const settings of [{ kubeconfigPath: file }, { endpoints: "apiServerProxy" as const }]) {
+        const proxied = yield* resolve(settings)
+        expect(Either.isLeft(proxied) && proxied.left).toMatchObject({ code: "CLUSTER_UNAVAILABLE", permanent: false })
+      }
+    }))
 
   it.effect("selects the kubernetes driver over the configured kubeconfig and context", () =>
     Effect.gen(function* () {

@@ -16,6 +16,13 @@ const Quantity = Schema.String.pipe(
   Schema.pattern(/^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$/, { message: () => "must be a Kubernetes quantity such as 500m or 1Gi" })
 )
 
+/** A Kubernetes label value: at most 63 characters, alphanumeric at both ends. */
+const LabelValue = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, {
+    message: () => "must be a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', alphanumeric at both ends)"
+  })
+)
+
 export const KubernetesCompute = Schema.Struct({
   id: Schema.Literal("kubernetes"),
   /** A kubeconfig file; absent: in-cluster service account credentials. */
@@ -38,7 +45,18 @@ export const KubernetesCompute = Schema.Struct({
   /** The storage class of each Agent's volume; absent: the cluster's default. */
   storageClassName: Schema.optionalWith(Identifier, { exact: true }),
   /** The cluster's DNS domain the service reaches gateway Services under (default `cluster.local`). */
-  clusterDomain: Schema.optionalWith(Identifier, { exact: true })
+  clusterDomain: Schema.optionalWith(Identifier, { exact: true }),
+  /**
+   * How the service reaches gateways: `serviceDns` (it runs in the cluster) or `apiServerProxy`
+   * (the API server's Service proxy, from outside). Absent: `apiServerProxy` with a kubeconfig,
+   * `serviceDns` with in-cluster credentials.
+   */
+  endpoints: Schema.optionalWith(Schema.Literal("serviceDns", "apiServerProxy"), { exact: true }),
+  /**
+   * This instance's label (`svc/scope`) on its gateways, when several instances share a cluster:
+   * each one's orphan sweep then sees only its own gateways.
+   */
+  scope: Schema.optionalWith(LabelValue, { exact: true })
 })
 
 export const ComputeDriver = Schema.Union(LocalCompute, KubernetesCompute)

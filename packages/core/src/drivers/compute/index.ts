@@ -5,12 +5,14 @@ export { metered, meteredCompute } from "./metered.js"
 export {
   type KubernetesComputeOptions,
   type KubernetesSettings,
+  defaultResolver,
   layerKubernetes,
   makeKubernetesCompute,
   makeKubernetesComputeFor
 } from "./kubernetes.js"
 export { type Cluster, KubernetesCodes, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
 export { type EndpointResolver, type GatewayAddress, serviceDnsResolver } from "./kubernetes/endpoints.js"
+export { apiServerProxyResolver, type ServiceProxyResolver, serviceProxyPath } from "./kubernetes/serviceProxy.js"
 export { agentManifests, podEnvironment, renderPodGatewayConfig, TOKEN_VARIABLE } from "./kubernetes/agentObjects.js"
 export { agentObjectName, GATEWAY_PORT, kubernetesNamespace, LABELS } from "./kubernetes/names.js"
 export { CONTROL_PLANE_LABEL, NAMESPACE_OBJECTS, PRIVATE_RANGES } from "./kubernetes/namespaceObjects.js"

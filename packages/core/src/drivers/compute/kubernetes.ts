@@ -10,13 +10,14 @@ import type { KubernetesCompute } from "../../config/index.js"
 import { ComputeDriver, type ComputeDriverShape } from "./driver.js"
 import { type Cluster, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
 import { type EndpointResolver, serviceDnsResolver } from "./kubernetes/endpoints.js"
+import { apiServerProxyResolver } from "./kubernetes/serviceProxy.js"
 import { type GatewayOptions, makeKubernetesGateways } from "./kubernetes/gateways.js"
 import { makeKubernetesNamespaces, type NamespaceOptions } from "./kubernetes/namespaces.js"
 
 export type KubernetesSettings = Omit<typeof KubernetesCompute.Type, "id">
 
 export interface KubernetesComputeOptions extends NamespaceOptions, Partial<Omit<GatewayOptions, "resolver">> {
-  /** How gateways are reached; default: their Service DNS names (the service runs in the cluster). */
+  /** How gateways are reached; default: as `settings.endpoints` selects (`defaultResolver`). */
   readonly resolver?: EndpointResolver | undefined
   /**
    * Labels this instance's gateways so `liveGateways` (the orphan sweep) sees only them, when
@@ -24,6 +25,15 @@ export interface KubernetesComputeOptions extends NamespaceOptions, Partial<Omit
    */
   readonly scope?: string | undefined
 }
+
+/**
+ * `settings.endpoints`, or by where the credentials come from: a kubeconfig means the service runs
+ * outside the cluster (the API server's Service proxy), in-cluster credentials inside (Service DNS).
+ */
+export const defaultResolver = (cluster: Cluster, settings: KubernetesSettings): EndpointResolver =>
+  (settings.endpoints ?? (settings.kubeconfigPath === undefined ? "serviceDns" : "apiServerProxy")) === "serviceDns"
+    ? serviceDnsResolver(settings.clusterDomain)
+    : apiServerProxyResolver(cluster).resolve
 
 export const makeKubernetesComputeFor = (
   cluster: Cluster,
@@ -35,8 +45,8 @@ export const makeKubernetesComputeFor = (
   ...makeKubernetesNamespaces(cluster, options),
   ...makeKubernetesGateways(cluster, {
     ...options,
-    settings: { ...settings, scope: options.scope },
-    resolver: options.resolver ?? serviceDnsResolver(settings.clusterDomain)
+    settings: { ...settings, scope: options.scope ?? settings.scope },
+    resolver: options.resolver ?? defaultResolver(cluster, settings)
   })
 })
 

@@ -13,13 +13,18 @@ import { Redacted } from "effect"
 import type { GatewaySpec } from "../driver.js"
 import { type JsonObject, renderGatewayConfig, serializeGatewayConfig } from "../local/gatewayConfig.js"
 import { RuntimeVersions } from "../local/runtime.js"
+import { workspaceFile } from "../local/workspaceFiles.js"
 import { agentLabels, agentObjectName, GATEWAY_PORT, LABELS, revisionLabels } from "./names.js"
 
 /** Where the Pod keeps its state; the PVC is mounted here. */
 export const DATA_DIR = "/data"
+export const WORKSPACE_DIR = `${DATA_DIR}/workspace`
 export const CONFIG_DIR = "/etc/openclaw"
 export const CONFIG_FILE = "openclaw.json"
 export const TOKEN_VARIABLE = "OPENCLAW_GATEWAY_TOKEN"
+/** Where the init container finds the revision's initial workspace files (one JSON document). */
+export const FILES_DIR = "/etc/svc-files"
+export const FILES_KEY = "files.json"
 const GATEWAY_UID = 1000
 
 export interface GatewayWorkload {
@@ -42,7 +47,7 @@ export const defaultImage = `ghcr.io/openclaw/openclaw:${RuntimeVersions.opencla
 export const renderPodGatewayConfig = (values: Readonly<Record<string, unknown>>): string => {
   const rendered = renderGatewayConfig(values as JsonObject, {
     port: GATEWAY_PORT,
-    workspace: `${DATA_DIR}/workspace`,
+    workspace: WORKSPACE_DIR,
     logFile: `${DATA_DIR}/logs/openclaw.log`
   })
   const gateway = rendered.gateway as JsonObject
@@ -67,7 +72,32 @@ export const podEnvironment: ReadonlyArray<{ readonly name: string; readonly val
 
 const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16)
 
+/**
+ * The init container that puts `initialWorkspaceFiles` in the volume's workspace before the
+ * gateway's first execution (SPEC 4.4 rule 3), with the gateway image's Node.js. It only creates
+ * files that do not exist yet (`wx`): a Pod of the same revision that starts again never replays
+ * them over the Agent's later edits.
+ */
+const COPY_FILES = [
+  "const fs=require('fs'),path=require('path');",
+  "const files=JSON.parse(fs.readFileSync(process.env.SVC_FILES,'utf8'));",
+  "for(const [name,content] of Object.entries(files)){",
+  "const target=path.join(process.env.SVC_WORKSPACE,name);",
+  "fs.mkdirSync(path.dirname(target),{recursive:true});",
+  "try{fs.writeFileSync(target,content,{flag:'wx',mode:0o600})}catch(e){if(e.code!=='EEXIST')throw e}}"
+].join("")
+
+/** The files a revision places (names `local` accepts; others are skipped, as there). */
+export const initialFilesOf = (spec: GatewaySpec): Record<string, string> | undefined => {
+  const files = Object.entries(spec.initialFiles ?? {}).filter(([name]) => workspaceFile(WORKSPACE_DIR, name) !== undefined)
+  return files.length === 0 ? undefined : Object.fromEntries(files)
+}
+
+export const filesObjectName = (name: string) => `${name}-files`
+
 export interface AgentManifests {
+  /** The initial workspace files, when the revision has any. */
+  readonly files: KubernetesObject | undefined
   readonly secret: KubernetesObject
   readonly configMap: KubernetesObject
   readonly volume: KubernetesObject
@@ -89,7 +119,22 @@ export const agentManifests = (
   const secretData: Record<string, string> = { [TOKEN_VARIABLE]: token }
   for (const [variable, value] of Object.entries(spec.env)) secretData[variable] = Redacted.value(value)
   const resources = workload.resources ?? {}
+  const files = initialFilesOf(spec)
+  const filesName = filesObjectName(name)
+  const containerSecurity = {
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ["ALL"] }
+  }
+  const image = workload.image ?? defaultImage
   return {
+    files: files === undefined ? undefined : {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: filesName, namespace, labels },
+      data: { [FILES_KEY]: JSON.stringify(files) }
+    } as KubernetesObject,
     secret: { apiVersion: "v1", kind: "Secret", metadata, type: "Opaque", stringData: secretData } as KubernetesObject,
     configMap: { apiVersion: "v1", kind: "ConfigMap", metadata, data: { [CONFIG_FILE]: config } } as KubernetesObject,
     volume: {
@@ -123,7 +168,12 @@ export const agentManifests = (
         selector: { matchLabels: selector },
         template: {
           // The hash rolls the Pod when the Secret's values change, without carrying them.
-          metadata: { labels, annotations: { "svc/inputs": hash(`${config}\n${JSON.stringify(Object.keys(secretData).sort())}\n${hash(JSON.stringify(secretData))}`) } },
+          metadata: {
+            labels,
+            annotations: {
+              "svc/inputs": hash(`${config}\n${JSON.stringify(Object.keys(secretData).sort())}\n${hash(JSON.stringify(secretData))}${files === undefined ? "" : `\n${JSON.stringify(files)}`}`)
+            }
+          },
           spec: {
             automountServiceAccountToken: false,
             enableServiceLinks: false,
@@ -134,9 +184,20 @@ export const agentManifests = (
               fsGroup: GATEWAY_UID,
               seccompProfile: { type: "RuntimeDefault" }
             },
+            ...(files === undefined ? {} : {
+              initContainers: [{
+                name: "workspace-files",
+                image,
+                command: ["node", "-e", COPY_FILES],
+                env: [{ name: "SVC_FILES", value: `${FILES_DIR}/${FILES_KEY}` }, { name: "SVC_WORKSPACE", value: WORKSPACE_DIR }],
+                resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } },
+                securityContext: containerSecurity,
+                volumeMounts: [{ name: "files", mountPath: FILES_DIR, readOnly: true }, { name: "data", mountPath: DATA_DIR }]
+              }]
+            }),
             containers: [{
               name: "gateway",
-              image: workload.image ?? defaultImage,
+              image,
               args: ["gateway", "run", "--port", String(GATEWAY_PORT), "--bind", "lan"],
               ports: [{ name: "gateway", containerPort: GATEWAY_PORT, protocol: "TCP" }],
               env: podEnvironment,
@@ -147,12 +208,7 @@ export const agentManifests = (
               },
               readinessProbe: { httpGet: { path: "/readyz", port: GATEWAY_PORT }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: "/healthz", port: GATEWAY_PORT }, initialDelaySeconds: 120, periodSeconds: 20 },
-              securityContext: {
-                runAsNonRoot: true,
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ["ALL"] }
-              },
+              securityContext: containerSecurity,
               volumeMounts: [
                 { name: "config", mountPath: CONFIG_DIR, readOnly: true },
                 { name: "data", mountPath: DATA_DIR },
@@ -162,7 +218,8 @@ export const agentManifests = (
             volumes: [
               { name: "config", configMap: { name } },
               { name: "data", persistentVolumeClaim: { claimName: name } },
-              { name: "tmp", emptyDir: {} }
+              { name: "tmp", emptyDir: {} },
+              ...(files === undefined ? [] : [{ name: "files", configMap: { name: filesName } }])
             ]
           }
         }

@@ -13,7 +13,7 @@ import type { ComputeDriverShape, DiagnosticsCheck, GatewayHealth, GatewayRef, G
 import { secretNameProblem } from "../local/environment.js"
 import { probeModel } from "../local/modelProbe.js"
 import { answers200 } from "../local/readiness.js"
-import { agentManifests, type GatewayWorkload, TOKEN_VARIABLE } from "./agentObjects.js"
+import { agentManifests, filesObjectName, type GatewayWorkload, TOKEN_VARIABLE } from "./agentObjects.js"
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import type { EndpointResolver } from "./endpoints.js"
 import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
@@ -95,10 +95,11 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const name = agentObjectName(spec.agentId)
       const token = (yield* readToken(namespace, name, spec.revisionId)) ?? randomBytes(32).toString("base64url")
       const manifests = agentManifests(spec, namespace, token, options.settings)
-      // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMap.
-      for (const object of [manifests.secret, manifests.configMap, manifests.volume, manifests.service, manifests.deployment]) {
-        yield* cluster.apply(object)
-      }
+      // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMaps.
+      const inputs = [manifests.files, manifests.secret, manifests.configMap, manifests.volume, manifests.service]
+      for (const object of [...inputs, manifests.deployment]) if (object !== undefined) yield* cluster.apply(object)
+      // A revision without initial files: an earlier revision's are no longer mounted.
+      if (manifests.files === undefined) yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
       yield* Effect.logInfo("kubernetes compute: gateway applied", { agentId: spec.agentId, revisionId: spec.revisionId, namespace })
       yield* awaitAvailable(namespace, name, spec)
       yield* probe(namespace, name, spec, token)
@@ -120,6 +121,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       for (const kind of ["Deployment", "Service", "Secret", "ConfigMap", "PersistentVolumeClaim"] as const) {
         yield* cluster.remove(objectRef(kind, namespace, name))
       }
+      yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
     }).pipe(Effect.withSpan("KubernetesCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
   const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>
