@@ -9,6 +9,7 @@
  *   must get a 4xx error envelope and write nothing;
  * - bodies drawn from the whole JSON value space inside the right shape (any Unicode, any
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
+ * A body other than `{}` to issue a service-account credential is refused before the (absent) Driver.
  * And hostile `descriptionRefs` queries of the repository options: a 200 or a 400 envelope, never a 5xx.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -18,7 +19,8 @@ import fc from "fast-check"
 import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
 import { invalidBody, RUNS, SEED, shapedBody, type Target } from "./support/fuzzBodies.js"
 import { fuzzTargets } from "./support/fuzzTargets.js"
-import { apiTestLayer, seedAdmin, seedNamespace } from "./support/iamServer.js"
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { accountsPath, createAccount, notEmptyBodies, rows } from "./support/serviceAccountWorld.js"
 import { withBundledPlugins } from "./support/pluginsWorld.js"
 
 const expectEnvelope = (result: Awaited<ReturnType<typeof call>>) => {
@@ -63,6 +65,7 @@ describe("bad input on every tenancy and Agent create and update route", () => {
               { seed: SEED, numRuns: RUNS }
             )
           )
+          if (target.shapedBodies === false) continue
           yield* Effect.promise(() =>
             fc.assert(
               fc.asyncProperty(shapedBody(target), async (body) => {
@@ -79,6 +82,21 @@ describe("bad input on every tenancy and Agent create and update route", () => {
           )
         }
       }), 300_000) // 15 routes x 60 runs x 2 properties: ~40 s alone, over a minute on a busy 2-core host
+
+    it.effect("issuing a service-account credential without a Driver: a body other than {} is a 400 with details, not the 503 {} gets", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("fuzz-issue-admin@example.com")
+        const ns = yield* seedNamespace("fuzz-issue")
+        const account = expectData(yield* createAccount(baseUrl, admin.headers, ns, "fuzz-issue"), 201) as { id: string }
+        const issue = (body: string) => send(baseUrl, "POST", `${accountsPath(ns)}/${account.id}/credentials`, admin.headers, body)
+        for (const [body, details] of notEmptyBodies) {
+          expectError(yield* issue(body), 400, "INVALID_REQUEST", details)
+          expect(yield* rows(account.id)).toEqual({ accounts: ["ready"], sealed: 0 })
+        }
+        expectError(yield* issue("{}"), 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* rows(account.id)).toEqual({ accounts: ["ready"], sealed: 0 })
+      }))
 
     it.effect("hostile descriptionRefs queries of the repository options get a 200 or a 400 envelope, never a 5xx", () =>
       Effect.gen(function* () {
