@@ -23,6 +23,12 @@ import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send }
 import { accountsPath, createAccount, notEmptyBodies, rows } from "./support/serviceAccountWorld.js"
 import { withBundledPlugins } from "./support/pluginsWorld.js"
 
+/** For each field with rules of its own, the valid body with that field set to each of its listed invalid values. */
+const listedCases = (target: Target) =>
+  Object.entries(target.fields).flatMap(([name, kind]) =>
+    typeof kind === "object" ? kind.cases.map((value) => [name, JSON.stringify({ ...target.valid, [name]: value })] as const) : []
+  )
+
 const expectEnvelope = (result: Awaited<ReturnType<typeof call>>) => {
   expect(result.body, result.text.slice(0, 300)).toEqual({
     error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }),
@@ -52,6 +58,22 @@ describe("bad input on every tenancy and Agent create and update route", () => {
           call(`${baseUrl}${target.path}`, { method: target.method, headers: { ...admin.headers, "content-type": "application/json" }, body })
 
         for (const target of targets) {
+          // Every listed invalid value of a field, each on its own: a 400 names that field.
+          yield* Effect.promise(async () => {
+            for (const [field, body] of listedCases(target)) {
+              const before = await snapshot(target)
+              const result = await request(target, body)
+              const says = `${target.route} ${body.slice(0, 200)} -> ${result.text.slice(0, 300)}`
+              expect(result.status, says).toBeGreaterThanOrEqual(400)
+              expect(result.status, says).toBeLessThan(500)
+              expectEnvelope(result)
+              if (result.status === 400) {
+                const details: ReadonlyArray<{ readonly path?: unknown }> = result.body.error.details ?? [{}]
+                for (const detail of details) expect(detail.path, says).toMatch(new RegExp(`^/${field}(/|$)`))
+              }
+              expect(await snapshot(target), says).toBe(before)
+            }
+          })
           yield* Effect.promise(() =>
             fc.assert(
               fc.asyncProperty(invalidBody(target), async (body) => {

@@ -32,6 +32,9 @@ export type FieldKind =
 export interface NestedField {
   readonly structured: boolean
   readonly wrongType: fc.Arbitrary<unknown>
+  /** Values that break one rule each, every one of which the test also sends on its own. */
+  readonly cases: ReadonlyArray<unknown>
+  /** `cases`, and generated values that break one rule each. */
   readonly invalid: fc.Arbitrary<unknown>
   readonly shaped: fc.Arbitrary<unknown>
 }

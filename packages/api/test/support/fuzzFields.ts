@@ -24,21 +24,28 @@ const wrongId = (prefix: string) =>
 
 const nul = (text: string) => `${text}\u0000`
 
-/** The execution modes of SPEC 2.4, and values that are not one of them. */
-export const executionModeField: NestedField = {
-  structured: false,
-  wrongType: fc.oneof(notText, fc.constant(null)),
-  invalid: fc.constantFrom("", "Embedded", "DEDICATED", "shared", "embedded ", " dedicated", nul("embedded")),
-  shaped: fc.oneof(fc.constantFrom("embedded", "dedicated"), anyText)
+/** A field whose invalid values are `cases` and, when given, `generated` ones. */
+const nestedField = (field: Omit<NestedField, "invalid"> & { readonly generated?: fc.Arbitrary<unknown> }): NestedField => {
+  const { generated, ...rest } = field
+  const listed = fc.constantFrom(...field.cases)
+  return { ...rest, invalid: generated === undefined ? listed : fc.oneof(listed, generated) }
 }
 
+/** The execution modes of SPEC 2.4, and values that are not one of them. */
+export const executionModeField = nestedField({
+  structured: false,
+  wrongType: fc.oneof(notText, fc.constant(null)),
+  cases: ["", "Embedded", "DEDICATED", "shared", "embedded ", " dedicated", nul("embedded")],
+  shaped: fc.oneof(fc.constantFrom("embedded", "dedicated"), anyText)
+})
+
 /** A Backend ID or null (SPEC 2.4, 7.3): empty or malformed is a 400, unknown a 404. */
-export const backendIdField: NestedField = {
+export const backendIdField = nestedField({
   structured: false,
   wrongType: notText,
-  invalid: fc.constantFrom("", " b", "b ", "b\u0001c", "b\tc", "b".repeat(201), "no-such-backend"),
+  cases: ["", " b", "b ", "b\u0001c", "b\tc", "b".repeat(201), "no-such-backend"],
   shaped: fc.oneof(fc.constant(null), anyText, fc.constantFrom("no-such-backend", "b".repeat(200)))
-}
+})
 
 /** SPEC 2.4 approvers: at most 64 `{channel, id}`; on PATCH `null` is a value. */
 const approver = (channel: string, id: string) => ({ channel, id })
@@ -67,10 +74,10 @@ const shapedApprovers = fc.array(
   { maxLength: 3 }
 )
 
-export const approversField = (nullable: boolean): NestedField => ({
+export const approversField = (nullable: boolean) => nestedField({
   structured: true,
   wrongType: nullable ? notArray : fc.oneof(notArray, fc.constant(null)),
-  invalid: fc.constantFrom(...BAD_APPROVERS),
+  cases: BAD_APPROVERS,
   shaped: nullable ? fc.oneof(fc.constant(null), shapedApprovers) : shapedApprovers
 })
 
@@ -125,15 +132,12 @@ const pluginValue = fc.record({
 }, { requiredKeys: [] })
 
 /** The plugin map (SPEC 2.9): `null` is not a map. */
-export const pluginsField: NestedField = {
+export const pluginsField = nestedField({
   structured: true,
   wrongType: fc.oneof(notObject, fc.constant(null)),
-  invalid: fc.oneof(
-    fc.constantFrom(...BAD_PLUGIN_IDS).map((id) => ({ [id]: { enabled: true } })),
-    fc.constantFrom(...BAD_PLUGIN_VALUES).map((value) => ({ [PLUGIN_ID]: value }))
-  ),
+  cases: [...BAD_PLUGIN_IDS.map((id) => ({ [id]: { enabled: true } })), ...BAD_PLUGIN_VALUES.map((value) => ({ [PLUGIN_ID]: value }))],
   shaped: fc.dictionary(fc.oneof(anyText, fc.constantFrom(PLUGIN_ID, "bundled:zalo", "p".repeat(253))), pluginValue, { maxKeys: 2 })
-}
+})
 
 /**
  * `harnessAuth` (SPEC 2.5), null for none. `ns` and `secret` name a real Secret, so the invalid
@@ -141,42 +145,41 @@ export const pluginsField: NestedField = {
  */
 export const harnessAuthField = (ns: NamespaceId, secret: SecretId): NestedField => {
   const source = { kind: "secret", namespaceId: ns, id: secret }
-  const invalid = fc.oneof(
-    fc.constantFrom<unknown>(
-      {},
-      { method: "API_KEY", source },
-      { method: "oauth" },
-      { method: "" },
-      { method: 1 },
-      { method: null },
-      { method: "api_key" },
-      { method: "direct_token" },
-      { method: "api_key", source: secret },
-      { method: "api_key", source: null },
-      { method: "api_key", source: { ...source, kind: "configuration" } },
-      { method: "api_key", source: { ...source, kind: "Secret" } },
-      { method: "api_key", source: { kind: "secret", namespaceId: ns } },
-      { method: "api_key", source: { ...source, key: "value" } },
-      { method: "api_key", source, serviceAccountId: ServiceAccountId.make() },
-      { method: "api_key", source, modelApiKey: "k" },
-      { method: "provider_service_account" },
-      { method: "provider_service_account", serviceAccountId: 5 },
-      { method: "provider_service_account", serviceAccountId: "" },
-      { method: "provider_service_account", serviceAccountId: ServiceAccountId.make() },
-      { method: "credential_source" },
-      { method: "credential_source", sourceId: ["cs_"] },
-      { method: "credential_source", sourceId: CredentialSourceId.make(), source },
-      { method: "runtime", source },
-      { method: "runtime", serviceAccountId: ServiceAccountId.make() },
-      { method: "runtime", extra: true }
-    ),
+  const cases: ReadonlyArray<unknown> = [
+    {},
+    { method: "API_KEY", source },
+    { method: "oauth" },
+    { method: "" },
+    { method: 1 },
+    { method: null },
+    { method: "api_key" },
+    { method: "direct_token" },
+    { method: "api_key", source: secret },
+    { method: "api_key", source: null },
+    { method: "api_key", source: { ...source, kind: "configuration" } },
+    { method: "api_key", source: { ...source, kind: "Secret" } },
+    { method: "api_key", source: { kind: "secret", namespaceId: ns } },
+    { method: "api_key", source: { ...source, key: "value" } },
+    { method: "api_key", source, serviceAccountId: ServiceAccountId.make() },
+    { method: "api_key", source, modelApiKey: "k" },
+    { method: "provider_service_account" },
+    { method: "provider_service_account", serviceAccountId: 5 },
+    { method: "provider_service_account", serviceAccountId: "" },
+    { method: "provider_service_account", serviceAccountId: ServiceAccountId.make() },
+    { method: "credential_source" },
+    { method: "credential_source", sourceId: ["cs_"] },
+    { method: "credential_source", sourceId: CredentialSourceId.make(), source },
+    { method: "runtime", source },
+    { method: "runtime", serviceAccountId: ServiceAccountId.make() },
+    { method: "runtime", extra: true },
+    { method: "provider_service_account", serviceAccountId: nul(ServiceAccountId.make()) },
+    { method: "credential_source", sourceId: `${CredentialSourceId.make()} ` }
+  ]
+  const generated = fc.oneof(
     wrongId("sec_").map((id) => ({ method: "direct_token", source: { ...source, id } })),
     wrongId("ns_").map((namespaceId) => ({ method: "api_key", source: { ...source, namespaceId } })),
     wrongId("sa_").map((serviceAccountId) => ({ method: "provider_service_account", serviceAccountId })),
-    wrongId("cs_").map((sourceId) => ({ method: "credential_source", sourceId })),
-    fc.constantFrom("sa_", "cs_").map((prefix) => prefix === "sa_"
-      ? { method: "provider_service_account", serviceAccountId: nul(ServiceAccountId.make()) }
-      : { method: "credential_source", sourceId: `${CredentialSourceId.make()} ` })
+    wrongId("cs_").map((sourceId) => ({ method: "credential_source", sourceId }))
   )
   const id = (make: () => string) => fc.oneof(anyText, fc.constant(null).map(() => make()))
   const shaped = fc.oneof(
@@ -188,14 +191,14 @@ export const harnessAuthField = (ns: NamespaceId, secret: SecretId): NestedField
       sourceId: id(() => CredentialSourceId.make())
     }, { requiredKeys: ["method"] })
   )
-  return { structured: true, wrongType: notObject, invalid, shaped }
+  return nestedField({ structured: true, wrongType: notObject, cases, generated, shaped })
 }
 
 /** A native credential reference's `secretRef` (SPEC 4.5): a Secret name and one of its keys. */
-export const secretRefField = (name: string): NestedField => ({
+export const secretRefField = (name: string) => nestedField({
   structured: true,
   wrongType: fc.oneof(notObject, fc.constant(null)),
-  invalid: fc.constantFrom(
+  cases: [
     {},
     { name },
     { key: "value" },
@@ -212,43 +215,45 @@ export const secretRefField = (name: string): NestedField => ({
     { name, key: 0 },
     { name, key: "value", namespace: "other" },
     { name: "no-such-secret", key: "value" }
-  ),
+  ],
   shaped: fc.record({ name: fc.oneof(fc.constant(name), anyText), key: fc.oneof(fc.constantFrom("value", "token", "k".repeat(253)), anyText) })
 })
 
 /** A credential-source `type` (SPEC 2.10): malformed is a 400; well-formed outside the catalog a 404. */
-export const sourceTypeField: NestedField = {
+export const sourceTypeField = nestedField({
   structured: false,
   wrongType: fc.oneof(notText, fc.constant(null)),
-  invalid: fc.constantFrom("", "Modelvendor", "model vendor", "model_vendor", "1vendor", "-vendor", "m".repeat(65), "modelvendor\n", "nosuch", "modelvendor-v2"),
+  cases: ["", "Modelvendor", "model vendor", "model_vendor", "1vendor", "-vendor", "m".repeat(65), "modelvendor\n", "nosuch", "modelvendor-v2"],
   // Never the one catalog type: every answer is decided before the (absent) gateway is reached.
   shaped: fc.oneof(anyText, fc.constantFrom("nosuch", "m".repeat(64), "MODELVENDOR")).filter((type) => type !== "modelvendor")
-}
+})
 
 /** Catalog field names: `^[a-z][a-z0-9_]{0,63}$`, and for `modelvendor` only `base_url` and `api_key`. */
 const BAD_FIELD_NAMES = ["", "Base_url", "base-url", "1field", "_field", "f".repeat(65), "base url", "__proto__", "constructor", "unknown_field"]
+/** `{[key]: value}` with `key` an own key even when it is `__proto__`, as JSON.parse makes it. */
+const own = (key: string, value: unknown) => Object.defineProperty({}, key, { value, enumerable: true, configurable: true, writable: true })
 const fieldName = fc.oneof(anyText, fc.constantFrom("base_url", "api_key", "constructor", "f".repeat(64)))
 
 /** `config`: catalog field name to a string of at most 2048 chars. */
-export const sourceConfigField: NestedField = {
+export const sourceConfigField = nestedField({
   structured: true,
   wrongType: fc.oneof(notObject, fc.constant(null)),
-  invalid: fc.oneof(
-    fc.constantFrom(...BAD_FIELD_NAMES).map((key) => ({ [key]: "https://vendor.example" })),
-    fc.constantFrom<unknown>(1, null, true, ["x"], { url: "x" }, "u".repeat(2049)).map((value) => ({ base_url: value }))
-  ),
+  cases: [
+    ...BAD_FIELD_NAMES.map((key) => own(key, "https://vendor.example")),
+    ...[1, null, true, ["x"], { url: "x" }, "u".repeat(2049)].map((value) => ({ base_url: value }))
+  ],
   shaped: fc.dictionary(fieldName, fc.oneof(anyText, anyJson), { maxKeys: 3 })
-}
+})
 
 /** `secrets`: catalog field name to `{kind: secret, namespaceId, id}`; `api_key` is required. */
 export const sourceSecretsField = (ns: NamespaceId, secret: SecretId): NestedField => {
   const ref = { kind: "secret", namespaceId: ns, id: secret }
-  return {
+  return nestedField({
     structured: true,
     wrongType: fc.oneof(notObject, fc.constant(null)),
-    invalid: fc.oneof(
-      fc.constantFrom(...BAD_FIELD_NAMES.filter((key) => key !== "__proto__")).map((key) => ({ api_key: ref, [key]: ref })),
-      fc.constantFrom<unknown>(
+    cases: [
+      ...BAD_FIELD_NAMES.map((key) => ({ api_key: ref, ...own(key, ref) })),
+      ...[
         secret,
         null,
         { ...ref, kind: "Secret" },
@@ -257,15 +262,17 @@ export const sourceSecretsField = (ns: NamespaceId, secret: SecretId): NestedFie
         { kind: "secret", id: secret },
         { ...ref, key: "value" },
         { ...ref, id: nul(secret) }
-      ).map((value) => ({ api_key: value })),
+      ].map((value) => ({ api_key: value })),
+      {}
+    ],
+    generated: fc.oneof(
       wrongId("sec_").map((id) => ({ api_key: { ...ref, id } })),
-      wrongId("ns_").map((namespaceId) => ({ api_key: { ...ref, namespaceId } })),
-      fc.constant({})
+      wrongId("ns_").map((namespaceId) => ({ api_key: { ...ref, namespaceId } }))
     ),
     shaped: fc.dictionary(fieldName, fc.record({
       kind: fc.oneof(fc.constant("secret"), anyText),
       namespaceId: fc.oneof(fc.constant(ns), anyText),
       id: fc.oneof(fc.constant(secret), anyText)
     }, { requiredKeys: [] }), { maxKeys: 2 })
-  }
+  })
 }
