@@ -1,12 +1,17 @@
 /**
  * Hostile bodies against every create and update route of the tenancy capability (Namespaces,
- * Secrets, Configurations, Presets), of Agents (with their repository fields) and of Agent
- * provisioning, generated with fast-check from a fixed seed and a bounded number of runs so
- * `npm test` is repeatable (bodies: support/fuzzBodies.ts; routes: support/fuzzTargets.ts):
+ * Secrets, Configurations, Presets), of Agents (with their repository fields and settings:
+ * execution mode, Backend, harness binding, plugins, approvers), of Agent provisioning, of service
+ * accounts (credential reference and issuance) and of credential sources, generated with
+ * fast-check from a fixed seed and a bounded number of runs so `npm test` is repeatable (bodies:
+ * support/fuzzBodies.ts; routes: support/fuzzTargets.ts; fields with rules of their own:
+ * support/fuzzFields.ts):
+ * - every listed invalid value of a field with rules of its own, sent on its own, gets a 4xx
+ *   error envelope whose 400 details all point into that field, and writes nothing;
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
  *   characters, NUL, `__proto__`-like map keys, unknown fields, wrong ID prefixes, missing
- *   fields, broken repository bindings, non-object or broken JSON)
- *   must get a 4xx error envelope and write nothing;
+ *   fields, broken repository bindings, values breaking a field's own rules, non-object or
+ *   broken JSON) must get a 4xx error envelope and write nothing;
  * - bodies drawn from the whole JSON value space inside the right shape (any Unicode, any
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
  * A body other than `{}` to issue a service-account credential is refused before the (absent) Driver.
@@ -103,7 +108,7 @@ describe("bad input on every tenancy and Agent create and update route", () => {
             )
           )
         }
-      }), 300_000) // 15 routes x 60 runs x 2 properties: ~40 s alone, over a minute on a busy 2-core host
+      }), 300_000) // 16 routes x 60 runs x 2 properties + 421 listed values: ~25 s alone, over a minute on a busy 2-core host
 
     it.effect("issuing a service-account credential without a Driver: a body other than {} is a 400 with details, not the 503 {} gets", () =>
       Effect.gen(function* () {

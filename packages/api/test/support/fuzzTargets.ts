@@ -1,7 +1,8 @@
 /**
  * The routes the bad-input fuzz test (bad-input-fuzz.test.ts) attacks: each create and update
- * route of the tenancy capability, of Agents (their repository fields included) and of Agent
- * provisioning, with a valid body, its fields' kinds, and a snapshot of what it may write.
+ * route of the tenancy capability, of Agents (their repository fields and settings included), of
+ * Agent provisioning, of service accounts and of credential sources, with a valid body, its
+ * fields' kinds, and a snapshot of what it may write.
  */
 import { SqlClient } from "@effect/sql"
 import { RequestId } from "@svc/core/schema"
