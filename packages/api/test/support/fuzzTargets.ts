@@ -181,7 +181,7 @@ export const fuzzTargets = Effect.gen(function* () {
     ...(yield* Effect.gen(function* () {
       const accounts = tableSnapshot((sql) => Effect.zipWith(
         sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM service_accounts a ORDER BY id`,
-        audit(sql),
+        Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM service_account_credentials`, audit(sql), (a, b) => [...a, ...b]),
         (a, b) => [...a, ...b]
       ))
       const account = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/service-accounts`, admin.headers, { name: "fuzz-account" }), 201)
