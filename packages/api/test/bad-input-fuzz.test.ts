@@ -1,14 +1,20 @@
 /**
  * Hostile bodies against every create and update route of the tenancy capability (Namespaces,
- * Secrets, Configurations, Presets), of Agents (with their repository fields) and of Agent
- * provisioning, generated with fast-check from a fixed seed and a bounded number of runs so
- * `npm test` is repeatable (bodies: support/fuzzBodies.ts; routes: support/fuzzTargets.ts):
+ * Secrets, Configurations, Presets), of Agents (with their repository fields and settings:
+ * execution mode, Backend, harness binding, plugins, approvers), of Agent provisioning, of service
+ * accounts (credential reference and issuance) and of credential sources, generated with
+ * fast-check from a fixed seed and a bounded number of runs so `npm test` is repeatable (bodies:
+ * support/fuzzBodies.ts; routes: support/fuzzTargets.ts; fields with rules of their own:
+ * support/fuzzFields.ts):
+ * - every listed invalid value of a field with rules of its own, sent on its own, gets a 4xx
+ *   error envelope whose 400 details all point into that field, and writes nothing;
  * - bodies that are invalid by construction (wrong types, huge strings, deep nesting, control
  *   characters, NUL, `__proto__`-like map keys, unknown fields, wrong ID prefixes, missing
- *   fields, broken repository bindings, non-object or broken JSON)
- *   must get a 4xx error envelope and write nothing;
+ *   fields, broken repository bindings, values breaking a field's own rules, non-object or
+ *   broken JSON) must get a 4xx error envelope and write nothing;
  * - bodies drawn from the whole JSON value space inside the right shape (any Unicode, any
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
+ * A body other than `{}` to issue a service-account credential is refused before the (absent) Driver.
  * And hostile `descriptionRefs` queries of the repository options: a 200 or a 400 envelope, never a 5xx.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -18,8 +24,15 @@ import fc from "fast-check"
 import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
 import { invalidBody, RUNS, SEED, shapedBody, type Target } from "./support/fuzzBodies.js"
 import { fuzzTargets } from "./support/fuzzTargets.js"
-import { apiTestLayer, seedAdmin, seedNamespace } from "./support/iamServer.js"
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { accountsPath, createAccount, notEmptyBodies, rows } from "./support/serviceAccountWorld.js"
 import { withBundledPlugins } from "./support/pluginsWorld.js"
+
+/** For each field with rules of its own, the valid body with that field set to each of its listed invalid values. */
+const listedCases = (target: Target) =>
+  Object.entries(target.fields).flatMap(([name, kind]) =>
+    typeof kind === "object" ? kind.cases.map((value) => [name, JSON.stringify({ ...target.valid, [name]: value })] as const) : []
+  )
 
 const expectEnvelope = (result: Awaited<ReturnType<typeof call>>) => {
   expect(result.body, result.text.slice(0, 300)).toEqual({
@@ -50,6 +63,23 @@ describe("bad input on every tenancy and Agent create and update route", () => {
           call(`${baseUrl}${target.path}`, { method: target.method, headers: { ...admin.headers, "content-type": "application/json" }, body })
 
         for (const target of targets) {
+          // Every listed invalid value of a field, each on its own: a 400 names that field.
+          yield* Effect.promise(async () => {
+            // Nothing is written, so one snapshot before them all serves every case.
+            const before = await snapshot(target)
+            for (const [field, body] of listedCases(target)) {
+              const result = await request(target, body)
+              const says = `${target.route} ${body.slice(0, 200)} -> ${result.text.slice(0, 300)}`
+              expect(result.status, says).toBeGreaterThanOrEqual(400)
+              expect(result.status, says).toBeLessThan(500)
+              expectEnvelope(result)
+              if (result.status === 400) {
+                const details: ReadonlyArray<{ readonly path?: unknown }> = result.body.error.details ?? [{}]
+                for (const detail of details) expect(detail.path, says).toMatch(new RegExp(`^/${field}(/|$)`))
+              }
+              expect(await snapshot(target), says).toBe(before)
+            }
+          })
           yield* Effect.promise(() =>
             fc.assert(
               fc.asyncProperty(invalidBody(target), async (body) => {
@@ -63,6 +93,7 @@ describe("bad input on every tenancy and Agent create and update route", () => {
               { seed: SEED, numRuns: RUNS }
             )
           )
+          if (target.shapedBodies === false) continue
           yield* Effect.promise(() =>
             fc.assert(
               fc.asyncProperty(shapedBody(target), async (body) => {
@@ -78,7 +109,22 @@ describe("bad input on every tenancy and Agent create and update route", () => {
             )
           )
         }
-      }), 300_000) // 15 routes x 60 runs x 2 properties: ~40 s alone, over a minute on a busy 2-core host
+      }), 300_000) // 16 routes x 60 runs x 2 properties + 421 listed values: ~25 s alone, over a minute on a busy 2-core host
+
+    it.effect("issuing a service-account credential without a Driver: a body other than {} is a 400 with details, not the 503 {} gets", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("fuzz-issue-admin@example.com")
+        const ns = yield* seedNamespace("fuzz-issue")
+        const account = expectData(yield* createAccount(baseUrl, admin.headers, ns, "fuzz-issue"), 201) as { id: string }
+        const issue = (body: string) => send(baseUrl, "POST", `${accountsPath(ns)}/${account.id}/credentials`, admin.headers, body)
+        for (const [body, details] of notEmptyBodies) {
+          expectError(yield* issue(body), 400, "INVALID_REQUEST", details)
+          expect(yield* rows(account.id)).toEqual({ accounts: ["ready"], sealed: 0 })
+        }
+        expectError(yield* issue("{}"), 503, "DEPENDENCY_UNAVAILABLE")
+        expect(yield* rows(account.id)).toEqual({ accounts: ["ready"], sealed: 0 })
+      }))
 
     it.effect("hostile descriptionRefs queries of the repository options get a 200 or a 400 envelope, never a 5xx", () =>
       Effect.gen(function* () {

@@ -25,8 +25,23 @@ export type FieldKind =
   /** `repositoryAccess`: `{defaultProfile, repositories}`. */
   | "repositoryAccess"
 
+/**
+ * A field with rules of its own (support/fuzzFields.ts): values of the wrong type, values that
+ * break one of its rules, and values drawn from its shape.
+ */
+export interface NestedField {
+  readonly structured: boolean
+  readonly wrongType: fc.Arbitrary<unknown>
+  /** Values that break one rule each, every one of which the test also sends on its own. */
+  readonly cases: ReadonlyArray<unknown>
+  /** `cases`, and generated values that break one rule each. */
+  readonly invalid: fc.Arbitrary<unknown>
+  readonly shaped: fc.Arbitrary<unknown>
+}
+
 /** Kinds whose value is a JSON object or array rather than a string. */
 const STRUCTURED: ReadonlyArray<FieldKind> = ["object", "nullableObject", "bindings", "template", "repositoryList", "repositoryAccess"]
+const structured = (kind: FieldKind | NestedField) => typeof kind === "object" ? kind.structured : STRUCTURED.includes(kind)
 
 export interface Target {
   readonly route: string
@@ -34,14 +49,17 @@ export interface Target {
   readonly path: string
   /** A valid body; mutations start from it. */
   readonly valid: Record<string, unknown>
-  readonly fields: Record<string, FieldKind>
+  readonly fields: Record<string, FieldKind | NestedField>
   readonly required: ReadonlyArray<string>
   /** What the route may write: compared before and after each refused request. */
   readonly snapshot: Effect.Effect<string, unknown, SqlClient.SqlClient>
+  /** `false` when every shaped body has a specified 5xx answer (the test says why). */
+  readonly shapedBodies?: false
 }
 
 /** Values that are not of the field's kind. */
-const wrongType = (kind: FieldKind): fc.Arbitrary<unknown> => {
+const wrongType = (kind: FieldKind | NestedField): fc.Arbitrary<unknown> => {
+  if (typeof kind === "object") return kind.wrongType
   const scalars = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null))
   switch (kind) {
     case "name":
@@ -67,23 +85,31 @@ const WRONG_PREFIXES = ["cfg_", "ns_", "agt_", "rev_", "sa_", "pre_", "SEC_", "s
 
 /** One mutation that makes any body of the target invalid. */
 const invalidMutation = (target: Target): fc.Arbitrary<(body: Record<string, unknown>) => unknown> => {
-  const field = fc.constantFrom(...Object.keys(target.fields))
   const mutations: Array<fc.Arbitrary<(body: Record<string, unknown>) => unknown>> = [
     // Unknown field.
     fc.string({ minLength: 1, maxLength: 40 })
       .filter((key) => !(key in target.fields))
       .chain((key) => fc.jsonValue().map((value) => (body: Record<string, unknown>) => ({ ...body, [key]: value }))),
-    // Wrong type.
-    field.chain((name) => wrongType(target.fields[name]!).map((value) => (body: Record<string, unknown>) => ({ ...body, [name]: value }))),
-    // Deep nesting, below or beside the fields.
-    fc.tuple(field, fc.integer({ min: 65, max: 400 })).map(([name, depth]) => (body: Record<string, unknown>) => {
-      let deep: unknown = body[name] ?? 1
-      for (let i = 0; i < depth; i++) deep = i % 2 === 0 ? { d: deep } : [deep]
-      return { ...body, [name]: deep }
-    }),
     // Not an object at all.
     fc.oneof(fc.array(fc.jsonValue(), { maxLength: 3 }), fc.string(), fc.integer(), fc.constant(null)).map((value) => () => value)
   ]
+  if (Object.keys(target.fields).length > 0) {
+    const field = fc.constantFrom(...Object.keys(target.fields))
+    // Wrong type.
+    mutations.push(field.chain((name) => wrongType(target.fields[name]!).map((value) => (body: Record<string, unknown>) => ({ ...body, [name]: value }))))
+    // Deep nesting, below or beside the fields.
+    mutations.push(fc.tuple(field, fc.integer({ min: 65, max: 400 })).map(([name, depth]) => (body: Record<string, unknown>) => {
+      let deep: unknown = body[name] ?? 1
+      for (let i = 0; i < depth; i++) deep = i % 2 === 0 ? { d: deep } : [deep]
+      return { ...body, [name]: deep }
+    }))
+  }
+  const nested = Object.entries(target.fields).flatMap(([name, kind]) => typeof kind === "object" ? [[name, kind] as const] : [])
+  if (nested.length > 0) {
+    // A value breaking one rule of a field with rules of its own.
+    mutations.push(fc.constantFrom(...nested).chain(([name, kind]) =>
+      kind.invalid.map((value) => (body: Record<string, unknown>) => ({ ...body, [name]: value }))))
+  }
   if (target.required.length > 0) {
     mutations.push(fc.constantFrom(...target.required).map((name) => (body: Record<string, unknown>) => {
       const { [name]: _removed, ...rest } = body
@@ -98,13 +124,13 @@ const invalidMutation = (target: Target): fc.Arbitrary<(body: Record<string, unk
     mutations.push(fc.tuple(fc.constantFrom(...named), fc.integer({ min: 201, max: 100_000 }))
       .map(([name, length]) => (body: Record<string, unknown>) => ({ ...body, [name]: "n".repeat(length) })))
   }
-  const texts = Object.entries(target.fields).filter(([, kind]) => !STRUCTURED.includes(kind)).map(([name]) => name)
+  const texts = Object.entries(target.fields).filter(([, kind]) => !structured(kind)).map(([name]) => name)
   if (texts.length > 0) {
     // NUL anywhere in a string field.
     mutations.push(fc.tuple(fc.constantFrom(...texts), fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }))
       .map(([name, a, b]) => (body: Record<string, unknown>) => ({ ...body, [name]: `${a}\u0000${b}` })))
   }
-  const maps = Object.entries(target.fields).filter(([, kind]) => STRUCTURED.includes(kind) && kind !== "repositoryList").map(([name]) => name)
+  const maps = Object.entries(target.fields).filter(([, kind]) => structured(kind) && kind !== "repositoryList").map(([name]) => name)
   if (maps.length > 0) {
     // A name JavaScript objects give a meaning to, as a map key (an own key, as JSON.parse makes it).
     mutations.push(fc.tuple(fc.constantFrom(...maps), fc.constantFrom("__proto__", "constructor", "prototype"), fc.jsonValue())
@@ -151,29 +177,31 @@ export const invalidBody = (target: Target): fc.Arbitrary<string> =>
     return broken ? text.slice(0, Math.max(1, Math.floor(text.length / 2))) : text
   })
 
+/** Any UTF-16 code unit, with the ones storage layers choke on (NUL, unpaired surrogates) made likely. */
+const codeUnit = fc.oneof(
+  fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)),
+  fc.constantFrom("\u0000", "\ud800", "\udfff", "\u2028", "\u007f", "é", "a", "_", " ")
+)
+export const anyText = fc.oneof(fc.string({ unit: codeUnit, maxLength: 40 }), fc.string({ maxLength: 40 }))
+export const anyJson = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    anyText,
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie("value"), { maxLength: 3 }),
+    fc.dictionary(anyText, tie("value"), { maxKeys: 3 })
+  )
+})).value
+
 /** Anything JSON inside the right shape: any Unicode (unpaired surrogates included), any number. */
 export const shapedBody = (target: Target): fc.Arbitrary<string> => {
-  // Any UTF-16 code unit, with the ones storage layers choke on (NUL, unpaired surrogates) made likely.
-  const codeUnit = fc.oneof(
-    fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)),
-    fc.constantFrom("\u0000", "\ud800", "\udfff", "\u2028", "\u007f", "é", "a", "_", " ")
-  )
-  const anyText = fc.oneof(fc.string({ unit: codeUnit, maxLength: 40 }), fc.string({ maxLength: 40 }))
-  const anyJson = fc.letrec<{ value: unknown }>((tie) => ({
-    value: fc.oneof(
-      { depthSize: "small" },
-      anyText,
-      fc.double(),
-      fc.integer(),
-      fc.boolean(),
-      fc.constant(null),
-      fc.array(tie("value"), { maxLength: 3 }),
-      fc.dictionary(anyText, tie("value"), { maxKeys: 3 })
-    )
-  })).value
   const reference = fc.oneof(anyText, fc.constantFrom("widgets", "git-read", "a".repeat(128)))
   const repositoryList = fc.array(fc.record({ repositoryRef: reference, profile: reference }, { requiredKeys: ["repositoryRef"] }), { maxLength: 3 })
-  const fieldValue = (kind: FieldKind): fc.Arbitrary<unknown> => {
+  const fieldValue = (kind: FieldKind | NestedField): fc.Arbitrary<unknown> => {
+    if (typeof kind === "object") return kind.shaped
     switch (kind) {
       case "name":
       case "secretValue":

@@ -1,13 +1,25 @@
 /**
  * The routes the bad-input fuzz test (bad-input-fuzz.test.ts) attacks: each create and update
- * route of the tenancy capability, of Agents (their repository fields included) and of Agent
- * provisioning, with a valid body, its fields' kinds, and a snapshot of what it may write.
+ * route of the tenancy capability, of Agents (their repository fields and settings included), of
+ * Agent provisioning, of service accounts and of credential sources, with a valid body, its
+ * fields' kinds, and a snapshot of what it may write.
  */
 import { SqlClient } from "@effect/sql"
 import { RequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { TestServer } from "../../../../testing/server.js"
 import { type Target, tableSnapshot } from "./fuzzBodies.js"
+import {
+  approversField,
+  backendIdField,
+  executionModeField,
+  harnessAuthField,
+  pluginsField,
+  secretRefField,
+  sourceConfigField,
+  sourceSecretsField,
+  sourceTypeField
+} from "./fuzzFields.js"
 import { expectData, seedAdmin, seedNamespace, send } from "./iamServer.js"
 
 /** A Namespace with a Secret, a Configuration, a Preset and an Agent, and every route to attack. */
@@ -44,6 +56,9 @@ export const fuzzTargets = Effect.gen(function* () {
     Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM work_items`, audit(sql), (a, b) => [...a, ...b]),
     (a, b) => [...a, ...b]
   ))
+  const harnessAuth = harnessAuthField(ns, secret.id)
+  /** The Agent settings create, update and provisioning share (SPEC 2.4, 2.5, 2.9). */
+  const settings = { executionMode: executionModeField, backendId: backendIdField, harnessAuth, plugins: pluginsField }
   const bindings = { KEY: { source: { kind: "secret", namespaceId: ns, id: secret.id } } }
   const agent = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents`, admin.headers, { name: "fuzz-agent", configurationId: configuration.id }), 201)
   const agents = tableSnapshot((sql) => Effect.zipWith(
@@ -121,13 +136,13 @@ export const fuzzTargets = Effect.gen(function* () {
       path: `/namespaces/${ns}/agents`,
       valid: { name: "fuzz-new-agent", configurationId: configuration.id, harnessAuth: { method: "runtime" } },
       fields: {
-    name: "name",
-    configurationId: "reference",
-    harnessAuth: "nullableObject",
-    plugins: "object",
-    repositoryBindings: "repositoryList",
-    repositoryAccess: "repositoryAccess"
-  },
+        name: "name",
+        configurationId: "reference",
+        ...settings,
+        pluginApprovers: approversField(false),
+        repositoryBindings: "repositoryList",
+        repositoryAccess: "repositoryAccess"
+      },
       required: ["name", "configurationId"],
       snapshot: agents
     },
@@ -137,13 +152,12 @@ export const fuzzTargets = Effect.gen(function* () {
       path: `/namespaces/${ns}/agents/${agent.id}`,
       valid: { configurationId: configuration.id, harnessAuth: null },
       fields: {
-    configurationId: "reference",
-    harnessAuth: "nullableObject",
-    plugins: "object",
-    pluginApprovers: "nullableObject",
-    repositoryBindings: "repositoryList",
-    repositoryAccess: "repositoryAccess"
-  },
+        configurationId: "reference",
+        ...settings,
+        pluginApprovers: approversField(true),
+        repositoryBindings: "repositoryList",
+        repositoryAccess: "repositoryAccess"
+      },
       required: ["configurationId"],
       snapshot: agents
     },
@@ -152,7 +166,14 @@ export const fuzzTargets = Effect.gen(function* () {
       method: "POST",
       path: `/namespaces/${ns}/agents/provision`,
       valid: { requestId: RequestId.make(), name: "fuzz-agent", configuration: { kind: "agent", values: { a: 1 }, secretBindings: bindings } },
-      fields: { requestId: "enum", name: "name", configuration: "object", executionMode: "enum", repositoryBindings: "repositoryList" },
+      fields: {
+        requestId: "enum",
+        name: "name",
+        configuration: "object",
+        ...settings,
+        pluginApprovers: approversField(false),
+        repositoryBindings: "repositoryList"
+      },
       required: ["requestId", "name"],
       snapshot: provisioning
     },
@@ -160,7 +181,7 @@ export const fuzzTargets = Effect.gen(function* () {
     ...(yield* Effect.gen(function* () {
       const accounts = tableSnapshot((sql) => Effect.zipWith(
         sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM service_accounts a ORDER BY id`,
-        audit(sql),
+        Effect.zipWith(sql<{ row: string }>`SELECT count(*)::text AS row FROM service_account_credentials`, audit(sql), (a, b) => [...a, ...b]),
         (a, b) => [...a, ...b]
       ))
       const account = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/service-accounts`, admin.headers, { name: "fuzz-account" }), 201)
@@ -179,9 +200,21 @@ export const fuzzTargets = Effect.gen(function* () {
           method: "PATCH",
           path: `/namespaces/${ns}/service-accounts/${account.id}/credential`,
           valid: { kind: "api_key", secretRef: { name: "fuzz-secret", key: "value" } },
-          fields: { kind: "enum", secretRef: "object" },
+          fields: { kind: "enum", secretRef: secretRefField("fuzz-secret") },
           required: ["kind", "secretRef"],
           snapshot: accounts
+        },
+        {
+          // `{}` is the one valid body, and without a ServiceAccount Driver (none is selected here)
+          // its answer is the specified 503 DEPENDENCY_UNAVAILABLE: only refused bodies are sent.
+          route: "POST /namespaces/:namespaceId/service-accounts/:serviceAccountId/credentials",
+          method: "POST",
+          path: `/namespaces/${ns}/service-accounts/${account.id}/credentials`,
+          valid: {},
+          fields: {},
+          required: [],
+          snapshot: accounts,
+          shapedBodies: false
         }
       ]
       return targets
@@ -194,7 +227,7 @@ export const fuzzTargets = Effect.gen(function* () {
       method: "POST",
       path: `/namespaces/${ns}/credential-sources`,
       valid: { name: "fuzz-source", type: "modelvendor", secrets: { api_key: { kind: "secret", namespaceId: ns, id: secret.id } } },
-      fields: { name: "name", type: "enum", config: "object", secrets: "object" },
+      fields: { name: "name", type: sourceTypeField, config: sourceConfigField, secrets: sourceSecretsField(ns, secret.id) },
       required: ["name", "type"],
       snapshot: tableSnapshot((sql) => Effect.zipWith(
         sql<{ row: string }>`SELECT row_to_json(c)::text AS row FROM credential_sources c ORDER BY id`,

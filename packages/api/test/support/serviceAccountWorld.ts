@@ -72,6 +72,18 @@ export const accountsPath = (namespaceId: string) => `/namespaces/${namespaceId}
 export const createAccount = (baseUrl: string, headers: Headers, namespaceId: string, name: string) =>
   send(baseUrl, "POST", accountsPath(namespaceId), headers, { name })
 
+/** Raw bodies of `POST .../credentials` that are not `{}`, and the details each is refused with (400 `INVALID_REQUEST`). */
+export const notEmptyBodies: ReadonlyArray<readonly [string, ReadonlyArray<{ readonly code: string; readonly path: string }>]> = [
+  [JSON.stringify({ x: 1 }), [{ code: "UNKNOWN_FIELD", path: "/x" }]],
+  [JSON.stringify({ kind: "access_token", ttlSeconds: 60 }), [{ code: "UNKNOWN_FIELD", path: "/kind" }, { code: "UNKNOWN_FIELD", path: "/ttlSeconds" }]],
+  [JSON.stringify({ " ": null }), [{ code: "UNKNOWN_FIELD", path: "/ " }]],
+  ["\"abc\"", [{ code: "INVALID_TYPE", path: "" }]],
+  ["5", [{ code: "INVALID_TYPE", path: "" }]],
+  ["true", [{ code: "INVALID_TYPE", path: "" }]],
+  ["[]", [{ code: "INVALID_TYPE", path: "" }]],
+  ["null", [{ code: "INVALID_TYPE", path: "" }]]
+]
+
 export const issue = (baseUrl: string, headers: Headers, namespaceId: string, id: string) =>
   send(baseUrl, "POST", `${accountsPath(namespaceId)}/${id}/credentials`, headers, {})
 

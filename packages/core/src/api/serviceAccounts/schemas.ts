@@ -8,11 +8,20 @@ import { Schema } from "effect"
 
 export const CreateServiceAccount = RequestBody({ name: ResourceName }).annotations({ identifier: "CreateServiceAccountRequest" })
 
-/** `POST .../credentials` takes `{}`: the Driver decides what it issues. */
-export const IssueCredential = RequestBody({}).annotations({
+/**
+ * `POST .../credentials` takes `{}`: the Driver decides what it issues. Not `RequestBody({})`:
+ * an Effect struct without fields is TypeScript's `{}` and accepts every non-null value, so
+ * `{"x": 1}` or `"abc"` would issue a credential. A record whose values can be nothing refuses
+ * a non-object as INVALID_TYPE and each field as UNKNOWN_FIELD at its pointer.
+ */
+export const IssueCredential = Schema.Record({
+  key: Schema.String,
+  value: Schema.Never.annotations({ message: detailMessage("UNKNOWN_FIELD", "the request takes no fields") })
+}).annotations({
   identifier: "IssueServiceAccountCredentialRequest",
-  // Effect renders an empty struct as `{"$id": "/schemas/{}", ...}`; a second such id in the
-  // document (Installation `nativeWorkers` has one) makes it ambiguous for JSON Schema tools.
+  // Every field named, as `RequestBody` reports them.
+  parseOptions: { errors: "all" },
+  // The OpenAPI document shows what the record means: an object without properties.
   jsonSchema: { type: "object", additionalProperties: false }
 })
 
