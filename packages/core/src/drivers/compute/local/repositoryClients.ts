@@ -51,7 +51,7 @@ const gitConfig = (listenerUrl: string, helper: string): string => [
   `[credential "${listenerUrl}"]`,
   `\tuseHttpPath = true`,
   `\thelper =`,
-  `\thelper = "'${helper}'"`,
+  `\thelper = "!'${helper}'"`,
   ``
 ].join("\n")
 
