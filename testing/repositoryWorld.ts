@@ -24,41 +24,42 @@ export interface RepositoryWorld {
   readonly files: ReturnType<typeof writeCredentialServiceFiles>
   readonly registry: RepositoryRegistry
   readonly service: () => RunningCredentialService
-  /** Starts the credential service again (same listener port) after `stopService`. */
-  readonly startService: () => Promise<RunningCredentialService>
+  /** Starts the credential service (again: same listener port and database) against `databaseUrl`. */
+  readonly startService: (databaseUrl?: string) => Promise<RunningCredentialService>
   readonly stopService: () => Promise<void>
   readonly close: () => Promise<void>
 }
 
 /**
- * Starts the code host and the credential service against `databaseUrl` (migrated here when
- * absent: a fresh database owned by the world).
+ * The code host and the credential service's files; the service starts against `databaseUrl`
+ * when the caller knows it (`startService`). `close` stops both and removes the files.
  */
-export const startRepositoryWorld = async (databaseUrl?: string): Promise<RepositoryWorld & { readonly databaseUrl: string }> => {
+export const prepareRepositoryWorld = async (): Promise<RepositoryWorld> => {
   const registry = sampleRegistry()
   const host = await startFakeCodeHost([{ id: 1001, fullName: "acme/widgets", description: "Widgets and more" }])
   const files = writeCredentialServiceFiles(registry, host.privateKeyPem)
-  const owned = databaseUrl === undefined
-  const url = databaseUrl ?? (await createDatabase())
-  if (owned) await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(url)))
+  let databaseUrl: string | undefined
   let port: string | undefined
-  const start = () =>
-    startCredentialService(files, url, {
+  let service: RunningCredentialService | undefined
+  const start = async (url?: string) => {
+    databaseUrl = url ?? databaseUrl
+    if (databaseUrl === undefined) throw new Error("the credential service needs a database")
+    service = await startCredentialService(files, databaseUrl, {
       SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url }),
       ...(port === undefined ? {} : { SVC_CREDENTIAL_LISTEN_PORT: port })
     })
-  let service: RunningCredentialService | undefined = await start()
-  port = new URL(service.listenerUrl).port
+    port = new URL(service.listenerUrl).port
+    return service
+  }
   return {
     host,
     files,
     registry,
-    databaseUrl: url,
     service: () => {
       if (service === undefined) throw new Error("the credential service is stopped")
       return service
     },
-    startService: async () => (service = await start()),
+    startService: start,
     stopService: async () => {
       await service?.process.stop()
       service = undefined
@@ -67,7 +68,22 @@ export const startRepositoryWorld = async (databaseUrl?: string): Promise<Reposi
       await service?.process.stop()
       await host.close()
       fs.rmSync(files.dir, { recursive: true, force: true })
-      if (owned) await dropDatabase(url)
+    }
+  }
+}
+
+/** A prepared world with its own migrated database and the service started. */
+export const startRepositoryWorld = async (): Promise<RepositoryWorld & { readonly databaseUrl: string }> => {
+  const world = await prepareRepositoryWorld()
+  const databaseUrl = await createDatabase()
+  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
+  await world.startService(databaseUrl)
+  return {
+    ...world,
+    databaseUrl,
+    close: async () => {
+      await world.close()
+      await dropDatabase(databaseUrl)
     }
   }
 }
