@@ -147,7 +147,7 @@ describe("repository credentials on a real gateway", () => {
           expect(haystack).not.toContain(bearer2)
           expect(haystack).not.toContain("svcrs_")
         }
-      }))
+      }), 20 * 60_000)
 
     it.effect("with the credential service away, the deployment fails with DEPENDENCY_UNAVAILABLE and admits no session", () =>
       Effect.gen(function* () {
@@ -169,6 +169,6 @@ describe("repository credentials on a real gateway", () => {
         expect(yield* sessionsOf(agent.id)).toEqual([])
         expect(yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM repository_sessions`).toEqual(sessions)
         expect(fs.existsSync(agent.root)).toBe(false)
-      }))
+      }), 5 * 60_000)
   })
 })
