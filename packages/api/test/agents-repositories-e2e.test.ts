@@ -7,7 +7,8 @@
  * redeploy retires the first revision's session (its bearer gets 401) and the new gateway reaches
  * the repository with its own; stop closes the last one (401, the upstream token revoked by a
  * DELETE the code host saw) and removes the material; `repository.cleanup` disposes both. No
- * bearer appears in logs, audit rows or API responses. With the credential service away, a
+ * bearer appears in logs, audit rows or API responses. Deleting a running Agent closes its
+ * session. With the credential service away, a
  * deployment fails with DEPENDENCY_UNAVAILABLE and admits no session.
  */
 import { describe, expect, layer as effectLayer } from "@effect/vitest"
@@ -147,6 +148,25 @@ describe("repository credentials on a real gateway", () => {
           expect(haystack).not.toContain(bearer2)
           expect(haystack).not.toContain("svcrs_")
         }
+      }), 20 * 60_000)
+
+    it.effect("deleting a running Agent closes its session and removes its material", () =>
+      Effect.gen(function* () {
+        const { call, createAgent, deploy } = yield* setUp("delete")
+        const agent = yield* createAgent("repo-bot-delete")
+        const { revision, deployment } = yield* deploy(agent.path)
+        expect(deployment).toMatchObject({ status: "succeeded", error: null })
+        const bearer = materialBearer(agent.root, revision.id)
+        const tokens = world.host.tokens.length
+        expect(yield* Effect.promise(() => listenerStatus(world.service().listenerUrl, bearer))).toBe(200)
+        expect(world.host.tokens).toHaveLength(tokens + 1)
+
+        expectData(yield* call("DELETE", agent.path), 202)
+        yield* until(call("GET", agent.path), (r) => r.status === 404, { progress: workItemProgress(agent.id) })
+        expect(yield* Effect.promise(() => listenerStatus(world.service().listenerUrl, bearer))).toBe(401)
+        expect(world.host.revoked).toContain(world.host.tokens[tokens]!.token)
+        expect(fs.existsSync(agent.root)).toBe(false)
+        yield* until(sessionsOf(agent.id), (rows) => rows.length === 0, 120)
       }), 20 * 60_000)
 
     it.effect("with the credential service away, the deployment fails with DEPENDENCY_UNAVAILABLE and admits no session", () =>

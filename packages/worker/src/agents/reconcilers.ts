@@ -63,7 +63,7 @@ const notWanted = (state: AgentStateRow | undefined, revisionId: string): WorkFa
 export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type, context?: HandlerContext) {
   const { agentId, namespaceId, revisionId } = payload
   yield* deployAndActivate(payload, context?.attempt ?? 1).pipe(
-    Effect.tapError((failure) => failure.permanent === true ? retireRevisionSessions(revisionId) : Effect.void)
+    Effect.tapError((failure) => failure.permanent === true ? retireRevisionSessions({ namespaceId, agentId, revisionId }) : Effect.void)
   )
   // Also after a crash between activation and here: the previous revision's sessions go.
   yield* retireAgentSessions({ namespaceId, agentId }, revisionId)

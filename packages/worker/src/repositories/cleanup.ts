@@ -99,8 +99,8 @@ export const sweepRepositorySessions = Effect.gen(function* () {
   const admissions = new Set([...closing, ...ended].map((row) => row.admission_id))
   for (const admissionId of admissions) yield* queue(admissionId)
   yield* store.purgeDisposed
-  if (orphans > 0 || admissions.size > 0) {
-    yield* Effect.logInfo("repository cleanup: sweep done", { retired: orphans, queued: admissions.size })
+  if (orphans.length > 0 || admissions.size > 0) {
+    yield* Effect.logInfo("repository cleanup: sweep done", { retired: orphans.length, queued: admissions.size })
   }
   return admissions.size
 }).pipe(Effect.provide(Repos), Effect.withSpan("Repositories.cleanupSweep"))

@@ -85,6 +85,7 @@ const materialFailure = (error: ComputeError): WorkFailure =>
 interface Retired {
   readonly admission_id: string
   readonly session_id: string | null
+  readonly revision_id: string
 }
 
 /**
@@ -102,7 +103,7 @@ export const retireSessions = <E, R>(select: Effect.Effect<ReadonlyArray<Retired
       return rows
     })).pipe(Effect.catchAll(repositoryDatabaseFailure))
     const driver = yield* Effect.serviceOption(RepoDriver)
-    if (Option.isNone(driver)) return retired.length
+    if (Option.isNone(driver)) return retired
     for (const row of retired) {
       if (row.session_id === null) continue
       yield* driver.value.close(row.session_id).pipe(
@@ -110,27 +111,38 @@ export const retireSessions = <E, R>(select: Effect.Effect<ReadonlyArray<Retired
         Effect.catchAll((error) => Effect.logWarning("repository sessions: close deferred to cleanup", { sessionId: row.session_id, reason: error.reason }))
       )
     }
-    return retired.length
+    return retired
   })
 
-/** Every session of the Agent but those of `keepRevisionId` (none kept when null), and their material. */
+/** Removes the client material of revisions whose sessions were all retired. */
+const removeMaterial = (ref: Omit<GatewayRef, "revisionId">, retired: ReadonlyArray<Retired>) =>
+  Effect.gen(function* () {
+    const clients = (yield* ComputeDriver).repositoryClients
+    if (clients === undefined) return
+    for (const revisionId of new Set(retired.map((row) => row.revision_id))) {
+      yield* clients.remove({ ...ref, revisionId }).pipe(
+        Effect.catchAll((error) => Effect.logWarning("repository sessions: client material not removed", { agentId: ref.agentId, revisionId, code: error._tag }))
+      )
+    }
+  })
+
+/**
+ * Every session of the Agent but those of `keepRevisionId` and of a deployment in flight
+ * (`retireAgent`), and their revisions' client material.
+ */
 export const retireAgentSessions = (ref: Omit<GatewayRef, "revisionId">, keepRevisionId: string | null) =>
   Effect.gen(function* () {
     const rows = yield* AgentRepositorySessionsRepo
     const retired = yield* retireSessions(rows.retireAgent(ref.agentId, keepRevisionId))
-    const clients = (yield* ComputeDriver).repositoryClients
-    if (clients !== undefined) {
-      yield* clients.retain({ ...ref, revisionId: keepRevisionId }).pipe(
-        Effect.catchAll((error) => Effect.logWarning("repository sessions: client material not removed", { agentId: ref.agentId, code: error._tag }))
-      )
-    }
-    if (retired > 0) yield* Effect.logInfo("repository sessions: retired", { agentId: ref.agentId, keepRevisionId, retired })
+    yield* removeMaterial(ref, retired)
+    if (retired.length > 0) yield* Effect.logInfo("repository sessions: retired", { agentId: ref.agentId, keepRevisionId, retired: retired.length })
   }).pipe(Effect.provide(Repos))
 
-/** The sessions of one revision whose deployment failed for good. */
-export const retireRevisionSessions = (revisionId: string) =>
-  Effect.flatMap(AgentRepositorySessionsRepo, (rows) => retireSessions(rows.retireRevision(revisionId))).pipe(
-    Effect.catchAll((failure) => Effect.logWarning("repository sessions: retirement deferred to the sweep", { revisionId, code: failure.code })),
+/** The sessions (and material) of one revision whose deployment failed for good. */
+export const retireRevisionSessions = (ref: GatewayRef) =>
+  Effect.flatMap(AgentRepositorySessionsRepo, (rows) => retireSessions(rows.retireRevision(ref.revisionId))).pipe(
+    Effect.flatMap((retired) => removeMaterial(ref, retired)),
+    Effect.catchAll((failure) => Effect.logWarning("repository sessions: retirement deferred to the sweep", { revisionId: ref.revisionId, code: failure.code })),
     Effect.provide(Repos)
   )
 

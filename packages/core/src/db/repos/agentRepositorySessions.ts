@@ -74,8 +74,8 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
       `
     })
 
-    const Closing = Schema.Struct({ admission_id: Schema.String, session_id: Schema.NullOr(Schema.String) })
-    const closingColumns = sql`admission_id, session_id`
+    const Closing = Schema.Struct({ admission_id: Schema.String, session_id: Schema.NullOr(Schema.String), revision_id: Schema.String })
+    const closingColumns = sql`admission_id, session_id, revision_id`
 
     /** One admission to close (a recovered session whose bearer was lost); a session id when known. */
     const retireAdmission = SqlSchema.findAll({
@@ -89,14 +89,22 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
       `
     })
 
-    /** Every session of the Agent except those of `keep_revision_id` (none kept when null). */
+    /**
+     * Every session of the Agent except those of `keep_revision_id` and, while the Agent is
+     * active and desired running, of its latest revision (a deployment admitted meanwhile keeps
+     * its own). Read in the same statement, so a later deployment's sessions are never taken.
+     */
     const retireAgent = SqlSchema.findAll({
       Request: Retire,
       Result: Closing,
       execute: (req) => sql`
         UPDATE agent_repository_sessions SET state = 'closing', state_changed_at = now()
         WHERE agent_id = ${req.agent_id} AND state <> 'closing'
-          AND (${req.keep_revision_id}::text IS NULL OR revision_id <> ${req.keep_revision_id})
+          AND revision_id IS DISTINCT FROM ${req.keep_revision_id}::text
+          AND revision_id IS DISTINCT FROM (
+            SELECT latest_revision_id FROM agents
+            WHERE id = ${req.agent_id} AND status = 'active' AND desired_runtime_state = 'running'
+          )
         RETURNING ${closingColumns}
       `
     })

@@ -117,10 +117,8 @@ export interface RepositoryClients {
   readonly sessions: (gateway: GatewayRef) => Effect.Effect<ReadonlyArray<string>, ComputeError>
   /** Gateway environment pointing Git and the code-host CLI at the material; empty when there is none. */
   readonly environment: (gateway: GatewayRef) => Effect.Effect<Readonly<Record<string, string>>, ComputeError>
-  /** Removes the material of every revision of the Agent but `gateway.revisionId` (all when null). */
-  readonly retain: (
-    gateway: Omit<GatewayRef, "revisionId"> & { readonly revisionId: string | null }
-  ) => Effect.Effect<void, ComputeError>
+  /** Removes the revision's material. */
+  readonly remove: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
 }
 
 export interface ComputeDriverShape {

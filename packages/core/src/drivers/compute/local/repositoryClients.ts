@@ -174,17 +174,8 @@ export const makeLocalRepositoryClients = (options: {
       }
     })
 
-  const retain: RepositoryClients["retain"] = (ref) =>
-    Effect.gen(function* () {
-      const layout = yield* agentRootOf(ref)
-      const gatewayRef = { ...ref, revisionId: ref.revisionId ?? "none" }
-      yield* host("repository-material", gatewayRef, async () => {
-        const root = materialRoot(layout.root)
-        for (const entry of await fs.readdir(root).catch(() => [] as Array<string>)) {
-          if (entry !== ref.revisionId) await fs.rm(path.join(root, entry), { recursive: true, force: true })
-        }
-      })
-    })
+  const remove: RepositoryClients["remove"] = (ref) =>
+    Effect.flatMap(revisionDir(ref), ({ dir }) => host("repository-material", ref, () => fs.rm(dir, { recursive: true, force: true })))
 
-  return { write, sessions, environment, retain }
+  return { write, sessions, environment, remove }
 }
