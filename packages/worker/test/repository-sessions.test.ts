@@ -2,8 +2,8 @@
  * Repository sessions of Agent revisions in the worker (SPEC 2.14, 4.8; DESIGN §12) against a
  * real credential service process, the loopback code host and the `local` driver's client
  * material, read by the real `git` CLI running as the Agent's own Unix user: one session per
- * grant, a retried attempt that recovers instead of opening twice, a recovered session without
- * its bearer replaced, a never-seen old admission replaced, an unreachable service, a stale
+ * grant, a retried attempt that recovers instead of opening twice, renewal near the deadline, a
+ * recovered session without its bearer replaced, a never-seen old admission replaced, an unreachable service, a stale
  * grant, and `repository.cleanup` disposing closed and expired sessions.
  */
 import { SqlClient } from "@effect/sql"
@@ -114,6 +114,29 @@ describe("repository sessions of a revision", () => {
     expect(logs.join("\n")).not.toContain(bearer)
   })
 
+  it("a session near its deadline is renewed: the new bearer replaces the old, which stays usable a minute", async () => {
+    const [old] = await ours(first)
+    const dir = path.join(dataDir, "namespaces", NS_A, "agents", agentId, "repo-credentials", first)
+    const oldBearer = fs.readFileSync(path.join(dir, "bearers", "acme+widgets"), "utf8")
+    await query("UPDATE agent_repository_sessions SET deadline = now() + interval '30 seconds', state_changed_at = now() - interval '1 hour' WHERE admission_id = $1", [old!.admission_id])
+    expect(await ensure(first, 1)).toEqual(Either.right(undefined))
+    const rows = await ours(first)
+    expect(rows).toEqual([
+      { ...old, state: "closing" },
+      { admission_id: expect.not.stringMatching(old!.admission_id), session_id: expect.stringMatching(/^rs_/), state: "open" }
+    ])
+    const newBearer = fs.readFileSync(path.join(dir, "bearers", "acme+widgets"), "utf8")
+    expect(newBearer).not.toBe(oldBearer)
+    expect(fs.readFileSync(path.join(dir, "bearers", "acme+widgets.session"), "utf8")).toBe(rows[1]!.session_id)
+    expect(await listener(oldBearer)).toBe(200)
+    expect(await listener(newBearer)).toBe(200)
+    const [item] = await query<{ due_in: number }>(
+      "SELECT extract(epoch FROM next_attempt_at - now())::float AS due_in FROM work_items WHERE kind = 'repository.cleanup' AND key = $1", [old!.admission_id])
+    expect(item!.due_in).toBeGreaterThan(45)
+    // Due now, for the cleanup test below.
+    await query("UPDATE work_items SET next_attempt_at = now() WHERE kind = 'repository.cleanup' AND key = $1", [old!.admission_id])
+  })
+
   it("a crash between admission and material: the recovered session is closed and a fresh one opened", async () => {
     const revisionId = rev()
     const admission = newAdmissionId()
@@ -205,8 +228,8 @@ describe("repository sessions of a revision", () => {
     })))
     expect(await query("SELECT DISTINCT state FROM repository_sessions")).toEqual([{ state: "DISPOSED" }])
     expect(await query("SELECT count(*)::int AS n FROM agent_repository_sessions")).toEqual([{ n: 0 }])
-    // The tokens minted for the ls-remote and the lost session's request were revoked upstream at close.
-    expect(world.host.tokens).toHaveLength(2)
+    // The tokens minted for the ls-remote and the renewed and lost sessions' requests were revoked at close.
+    expect(world.host.tokens).toHaveLength(3)
     expect([...world.host.revoked].sort()).toEqual(world.host.tokens.map((t) => t.token).sort())
     expect(await query("SELECT DISTINCT state FROM work_items WHERE kind = 'repository.cleanup'")).toEqual([{ state: "succeeded" }])
   })

@@ -14,12 +14,15 @@
  * The sweep (every `interval`, default one minute, at start too) retires sessions nobody needs
  * (expired, or of a revision that is not running and has no unfinished deployment), queues
  * cleanup for every retired row and for every closed or expired session of the credential
- * service that is not disposed (also those the worker never opened), and deletes disposed
- * sessions older than one hour (SPEC 8 "terminal cleanup retained one hour").
+ * service that is not disposed (also those the worker never opened), deletes disposed
+ * sessions older than one hour (SPEC 8 "terminal cleanup retained one hour"), and queues
+ * `agent.recover` for running Agents whose sessions near their deadline (renewal).
  */
 import { AgentRepositorySessionsRepo, RepositorySessionsRepo } from "@svc/core/db"
 import { FrozenGrant, RepoDriver, type RepoDriverShape } from "@svc/core/drivers/repo"
+import { AGENT_RECOVER } from "@svc/core/tenancy"
 import { enqueue } from "@svc/core/work"
+import { RECOVERY_DEADLINE } from "../agents/recovery.js"
 import { Cause, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
@@ -99,6 +102,10 @@ export const sweepRepositorySessions = Effect.gen(function* () {
   const admissions = new Set([...closing, ...ended].map((row) => row.admission_id))
   for (const admissionId of admissions) yield* queue(admissionId)
   yield* store.purgeDisposed
+  // Sessions of running revisions near their deadline: `agent.recover` renews them.
+  for (const agent of yield* rows.renewable) {
+    yield* enqueue({ kind: AGENT_RECOVER, key: agent.agent_id, payload: { namespaceId: agent.namespace_id, agentId: agent.agent_id }, deadline: RECOVERY_DEADLINE })
+  }
   if (orphans.length > 0 || admissions.size > 0) {
     yield* Effect.logInfo("repository cleanup: sweep done", { retired: orphans.length, queued: admissions.size })
   }

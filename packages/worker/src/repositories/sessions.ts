@@ -16,7 +16,7 @@
  * row, an audit record, the revision or a response.
  */
 import { SqlClient } from "@effect/sql"
-import { AgentRepositorySessionsRepo } from "@svc/core/db"
+import { type AgentRepositorySessionRow, AgentRepositorySessionsRepo } from "@svc/core/db"
 import { ComputeDriver, type ComputeError, type GatewayRef } from "@svc/core/drivers/compute"
 import { type ControlUnavailable, FrozenGrant, newAdmissionId, RepoDriver, type SessionRefused } from "@svc/core/drivers/repo"
 import { enqueue } from "@svc/core/work"
@@ -28,6 +28,9 @@ export const RepositoryCleanupPayload = Schema.Struct({ admissionId: Schema.Stri
 
 /** How long a cleanup item retries: past the longest installation token lifetime (one hour). */
 export const CLEANUP_DEADLINE = Duration.hours(2)
+
+/** How long a renewed session stays usable after its replacement was admitted. */
+export const RENEWAL_OVERLAP = Duration.minutes(1)
 
 /** Attempts of a deployment that find the credential service unreachable before it fails. */
 export const REPOSITORY_ATTEMPTS = 4
@@ -92,18 +95,25 @@ interface Retired {
  * Retires sessions (`select` marks them `closing`) and queues their cleanup in one transaction,
  * then closes them at once where the Repo Driver answers (cleanup retries what did not close).
  */
-export const retireSessions = <E, R>(select: Effect.Effect<ReadonlyArray<Retired>, E, R>) =>
+export const retireSessions = <E, R>(select: Effect.Effect<ReadonlyArray<Retired>, E, R>, closeAfter?: Duration.Duration) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const retired = yield* sql.withTransaction(Effect.gen(function* () {
       const rows = yield* select
       for (const row of rows) {
-        yield* enqueue({ kind: REPOSITORY_CLEANUP, key: row.admission_id, payload: { admissionId: row.admission_id }, deadline: CLEANUP_DEADLINE })
+        yield* enqueue({
+          kind: REPOSITORY_CLEANUP,
+          key: row.admission_id,
+          payload: { admissionId: row.admission_id },
+          deadline: CLEANUP_DEADLINE,
+          delay: closeAfter
+        })
       }
       return rows
     })).pipe(Effect.catchAll(repositoryDatabaseFailure))
     const driver = yield* Effect.serviceOption(RepoDriver)
-    if (Option.isNone(driver)) return retired
+    // A renewed session stays usable a little longer: its replacement's material is written first.
+    if (Option.isNone(driver) || closeAfter !== undefined) return retired
     for (const row of retired) {
       if (row.session_id === null) continue
       yield* driver.value.close(row.session_id).pipe(
@@ -179,12 +189,15 @@ export const ensureRevisionSessions = (ref: GatewayRef, raw: ReadonlyArray<unkno
     const live = yield* rows.live(ref.revisionId).pipe(Effect.catchAll(repositoryDatabaseFailure))
 
     for (const [index, grant] of grants.entries()) {
-      let row = live.find((r) => r.grant_index === index)
-      // An open session whose material is gone (the Agent's tree was removed) is replaced.
-      if (row?.state === "open" && row.session_id !== null && withMaterial.has(row.session_id)) continue
+      const current = live.find((r) => r.grant_index === index)
+      let row: AgentRepositorySessionRow | undefined = current
+      const usable = current?.state === "open" && current.session_id !== null && withMaterial.has(current.session_id)
+      if (usable && !current.expiring) continue
       for (let round = 0; round < 3; round++) {
         if (row === undefined || row.state === "open") {
-          if (row !== undefined) yield* retireSessions(rows.retireAdmission(row.admission_id, null))
+          // Replaced: an open session whose material is gone (closed now), or one near its
+          // deadline (renewal: closed by cleanup a minute later, after the new bearer is in place).
+          if (row !== undefined) yield* retireSessions(rows.retireAdmission(row.admission_id, null), usable ? RENEWAL_OVERLAP : undefined)
           const admissionId = newAdmissionId()
           yield* rows.insertOpening({
             admission_id: admissionId,

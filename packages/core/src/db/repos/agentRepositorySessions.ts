@@ -37,13 +37,30 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
     const sql = yield* SqlClient.SqlClient
     const columns = sql`admission_id, namespace_id, agent_id, revision_id, grant_index, grant_body, session_id, state`
 
+    /**
+     * A session is renewed once it is within a third of its life (at most five minutes) of its
+     * deadline: open rows then count as `expiring`.
+     */
+    const expiring = sql`(state = 'open' AND now() >= deadline - least(interval '5 minutes', (deadline - state_changed_at) / 3))`
+
     /** The revision's sessions that are opening or open, by grant. */
     const live = SqlSchema.findAll({
       Request: Schema.String,
-      Result: AgentRepositorySessionRow,
+      Result: Schema.Struct({ ...AgentRepositorySessionRow.fields, expiring: Schema.Boolean }),
       execute: (revisionId) => sql`
-        SELECT ${columns} FROM agent_repository_sessions
+        SELECT ${columns}, coalesce(${expiring}, false) AS expiring FROM agent_repository_sessions
         WHERE revision_id = ${revisionId} AND state IN ('opening', 'open') ORDER BY grant_index
+      `
+    })
+
+    /** Agents whose running revision has a session to renew. */
+    const renewable = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ namespace_id: Schema.String, agent_id: Schema.String }),
+      execute: () => sql`
+        SELECT DISTINCT s.namespace_id, s.agent_id FROM agent_repository_sessions s
+        JOIN agents a ON a.id = s.agent_id AND a.active_revision_id = s.revision_id
+        WHERE a.status = 'active' AND a.desired_runtime_state = 'running' AND ${expiring}
       `
     })
 
@@ -161,6 +178,7 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
 
     return {
       live: (revisionId: string) => live(revisionId),
+      renewable: renewable(undefined),
       byAdmission: (admissionId: string) => byAdmission(admissionId),
       insertOpening: (row: typeof Opening.Type) => insertOpening(row),
       markOpen: (row: typeof Opened.Type) => markOpen(row),
