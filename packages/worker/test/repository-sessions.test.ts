@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { frozenGrant, NS_A } from "../../../testing/credentialService.js"
 import { pgClientLayer } from "../../../testing/database.js"
 import { asUser, type RepositoryWorld, runWith, startRepositoryWorld } from "../../../testing/repositoryWorld.js"
-import { cleanupRepositorySession, ensureRevisionSessions, RepositoryCleanupLive, sweepRepositorySessions, WorkEngine, WorkHandlers } from "../src/index.js"
+import { cleanupRepositorySession, ensureRevisionSessions, retireAgentSessions, RepositoryCleanupLive, sweepRepositorySessions, WorkEngine, WorkHandlers } from "../src/index.js"
 import { captureLogs } from "./harness.js"
 
 let world: RepositoryWorld & { readonly databaseUrl: string }
@@ -199,6 +199,19 @@ describe("repository sessions of a revision", () => {
     await query("UPDATE agent_repository_sessions SET state = 'closing' WHERE admission_id = $1", [row!.admission_id])
     expect(await run(cleanupRepositorySession({ admissionId: row!.admission_id }))).toEqual(Either.right(undefined))
     expect(await ours(revisionId)).toEqual([])
+  })
+
+  it("retiring an Agent's sessions keeps the named revision's and removes the others' material", async () => {
+    const keep = rev()
+    expect(await ensure(keep)).toEqual(Either.right(undefined))
+    const material = (revisionId: string) => path.join(dataDir, "namespaces", NS_A, "agents", agentId, "repo-credentials", revisionId)
+    expect(fs.existsSync(material(first))).toBe(true)
+    expect(await run(retireAgentSessions({ namespaceId, agentId }, keep))).toEqual(Either.right(undefined))
+    expect(await query("SELECT DISTINCT revision_id, state FROM agent_repository_sessions WHERE state <> 'closing'")).toEqual([
+      { revision_id: keep, state: "open" }
+    ])
+    expect(fs.existsSync(material(first))).toBe(false)
+    expect(fs.existsSync(material(keep))).toBe(true)
   })
 
   it("repository.cleanup disposes closed and expired sessions, and the sweep retires sessions of removed Agents", async () => {

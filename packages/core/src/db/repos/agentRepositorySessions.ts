@@ -119,8 +119,9 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
         WHERE agent_id = ${req.agent_id} AND state <> 'closing'
           AND revision_id IS DISTINCT FROM ${req.keep_revision_id}::text
           AND revision_id IS DISTINCT FROM (
-            SELECT latest_revision_id FROM agents
-            WHERE id = ${req.agent_id} AND status = 'active' AND desired_runtime_state = 'running'
+            SELECT r.id FROM agent_revisions r JOIN agents a ON a.id = r.agent_id
+            WHERE r.agent_id = ${req.agent_id} AND a.status = 'active' AND a.desired_runtime_state = 'running'
+            ORDER BY r.created_at DESC, r.id DESC LIMIT 1
           )
         RETURNING ${closingColumns}
       `
