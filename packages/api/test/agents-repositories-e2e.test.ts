@@ -141,7 +141,13 @@ describe("repository credentials on a real gateway", () => {
           yield* call("GET", `${agent.path}/deployments/${first.revision.id}`),
           yield* call("GET", agent.path)
         ].map((r) => JSON.stringify(r.body))
-        const haystacks = [...logs.entries.map((e) => JSON.stringify(e)), ...audit.map((a) => a.row), ...revisions.map((r) => r.row), ...responses]
+        const haystacks = [
+          ...logs.entries.map((e) => JSON.stringify(e)),
+          ...audit.map((a) => a.row),
+          ...revisions.map((r) => r.row),
+          ...responses,
+          world.service().process.output()
+        ]
         expect(haystacks.length).toBeGreaterThan(10)
         for (const haystack of haystacks) {
           expect(haystack).not.toContain(bearer1)

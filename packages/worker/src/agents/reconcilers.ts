@@ -107,9 +107,9 @@ const deployAndActivate = (payload: typeof AgentDeployPayload.Type, attempt: num
 }).pipe(Effect.provide(AgentRepos))
 
 /**
- * `agent.stop`: remove execution, then clear `activeRevisionId` (if still stopped); the Agent's
- * repository sessions are retired and their client material removed while the lock is held, so
- * a deployment admitted meanwhile keeps its own.
+ * `agent.stop`: remove execution, then clear `activeRevisionId` (if still stopped). The Agent's
+ * repository sessions are retired and their client material removed; a deployment admitted
+ * meanwhile keeps its own (`retireAgent` spares the latest revision of an Agent desired running).
  */
 export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeof AgentWorkPayload.Type) {
   const { agentId, namespaceId } = payload
@@ -118,11 +118,11 @@ export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeo
   const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined || state.desired_runtime_state !== "stopped") return
   const active = state.active_revision_id
-  yield* withAgentLock(agentId, Effect.gen(function* () {
-    if (active !== null) yield* driver.stopGateway({ namespaceId, agentId, revisionId: active }).pipe(Effect.mapError(driverFailure))
-    const now = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
-    if (now?.desired_runtime_state === "stopped") yield* retireAgentSessions({ namespaceId, agentId }, null)
-  }))
+  if (active !== null) {
+    const ref: GatewayRef = { namespaceId, agentId, revisionId: active }
+    yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
+  }
+  yield* retireAgentSessions({ namespaceId, agentId }, null)
   if (active === null) return
   yield* agents.clearStopped({ id: agentId, revision_id: active }).pipe(Effect.catchTag("SqlError", databaseFailure))
 }, Effect.provide(AgentRepos))
