@@ -124,17 +124,22 @@ export const retireSessions = <E, R>(select: Effect.Effect<ReadonlyArray<Retired
     return retired
   })
 
-/** Removes the client material of revisions whose sessions were all retired. */
-const removeMaterial = (ref: Omit<GatewayRef, "revisionId">, retired: ReadonlyArray<Retired>) =>
+/**
+ * Removes the Agent's client material of revisions without a live session. Listed before the
+ * sessions are read: a deployment records its admission before it writes material, so material
+ * being written always has a live row by then.
+ */
+const removeMaterial = (ref: Omit<GatewayRef, "revisionId">) =>
   Effect.gen(function* () {
     const clients = (yield* ComputeDriver).repositoryClients
     if (clients === undefined) return
-    for (const revisionId of new Set(retired.map((row) => row.revision_id))) {
-      yield* clients.remove({ ...ref, revisionId }).pipe(
-        Effect.catchAll((error) => Effect.logWarning("repository sessions: client material not removed", { agentId: ref.agentId, revisionId, code: error._tag }))
-      )
+    const listed = yield* clients.revisions(ref)
+    if (listed.length === 0) return
+    const live = new Set(yield* (yield* AgentRepositorySessionsRepo).liveRevisions(ref.agentId))
+    for (const revisionId of listed) {
+      if (!live.has(revisionId)) yield* clients.remove({ ...ref, revisionId })
     }
-  })
+  }).pipe(Effect.catchAll((error) => Effect.logWarning("repository sessions: client material not removed", { agentId: ref.agentId, reason: error._tag })))
 
 /**
  * Every session of the Agent but those of `keepRevisionId` and of a deployment in flight
@@ -144,14 +149,15 @@ export const retireAgentSessions = (ref: Omit<GatewayRef, "revisionId">, keepRev
   Effect.gen(function* () {
     const rows = yield* AgentRepositorySessionsRepo
     const retired = yield* retireSessions(rows.retireAgent(ref.agentId, keepRevisionId))
-    yield* removeMaterial(ref, retired)
+    // Also what the sweep retired: its rows are no longer live.
+    yield* removeMaterial(ref)
     if (retired.length > 0) yield* Effect.logInfo("repository sessions: retired", { agentId: ref.agentId, keepRevisionId, retired: retired.length })
   }).pipe(Effect.provide(Repos))
 
 /** The sessions (and material) of one revision whose deployment failed for good. */
 export const retireRevisionSessions = (ref: GatewayRef) =>
   Effect.flatMap(AgentRepositorySessionsRepo, (rows) => retireSessions(rows.retireRevision(ref.revisionId))).pipe(
-    Effect.flatMap((retired) => removeMaterial(ref, retired)),
+    Effect.zipRight(removeMaterial(ref)),
     Effect.catchAll((failure) => Effect.logWarning("repository sessions: retirement deferred to the sweep", { revisionId: ref.revisionId, code: failure.code })),
     Effect.provide(Repos)
   )

@@ -53,6 +53,15 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
       `
     })
 
+    /** The Agent's revisions with a session opening or open. */
+    const liveRevisions = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ revision_id: Schema.String }),
+      execute: (agentId) => sql`
+        SELECT DISTINCT revision_id FROM agent_repository_sessions WHERE agent_id = ${agentId} AND state IN ('opening', 'open')
+      `
+    })
+
     /** Agents whose running revision has a session to renew. */
     const renewable = SqlSchema.findAll({
       Request: Schema.Void,
@@ -180,6 +189,7 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
     return {
       live: (revisionId: string) => live(revisionId),
       renewable: renewable(undefined),
+      liveRevisions: (agentId: string) => Effect.map(liveRevisions(agentId), (rows) => rows.map((row) => row.revision_id)),
       byAdmission: (admissionId: string) => byAdmission(admissionId),
       insertOpening: (row: typeof Opening.Type) => insertOpening(row),
       markOpen: (row: typeof Opened.Type) => markOpen(row),

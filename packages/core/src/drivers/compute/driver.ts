@@ -117,6 +117,8 @@ export interface RepositoryClients {
   readonly sessions: (gateway: GatewayRef) => Effect.Effect<ReadonlyArray<string>, ComputeError>
   /** Gateway environment pointing Git and the code-host CLI at the material; empty when there is none. */
   readonly environment: (gateway: GatewayRef) => Effect.Effect<Readonly<Record<string, string>>, ComputeError>
+  /** The revisions of the Agent that have material. */
+  readonly revisions: (agent: Omit<GatewayRef, "revisionId">) => Effect.Effect<ReadonlyArray<string>, ComputeError>
   /** Removes the revision's material. */
   readonly remove: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
 }

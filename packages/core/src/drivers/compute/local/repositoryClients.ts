@@ -177,5 +177,10 @@ export const makeLocalRepositoryClients = (options: {
   const remove: RepositoryClients["remove"] = (ref) =>
     Effect.flatMap(revisionDir(ref), ({ dir }) => host("repository-material", ref, () => fs.rm(dir, { recursive: true, force: true })))
 
-  return { write, sessions, environment, remove }
+  const revisions: RepositoryClients["revisions"] = (ref) =>
+    Effect.flatMap(agentRootOf(ref), (layout) =>
+      host("repository-material", { ...ref, revisionId: "none" }, async () =>
+        (await fs.readdir(materialRoot(layout.root)).catch(() => [] as Array<string>)).filter(isSafeSegment)))
+
+  return { write, sessions, environment, revisions, remove }
 }
