@@ -3,7 +3,8 @@
  * item rows (docs/decisions/repository-credentials.md, "Worker"): retiring spares the latest
  * revision of an Agent desired running (a deployment in flight); the sweep retires sessions of
  * revisions that are neither running nor being deployed, and expired ones, and queues
- * `agent.recover` for a running revision whose session nears its deadline (renewal).
+ * `agent.recover` for a running revision whose session nears its deadline or whose admission was
+ * left unfinished (renewal).
  */
 import { SqlClient } from "@effect/sql"
 import { type ComputeDriver, layerLocal } from "@svc/core/drivers/compute"
@@ -71,10 +72,19 @@ describe("repository session rules over Agents and deployments", () => {
             ${`rs_${crypto.randomUUID()}`}, 'open',
             now() + ${name === "running" ? "30 seconds" : "1 hour"}::interval, now() - interval '1 hour')`
       }
-      return { agentId: agent.id, revisions }
+      // Another running Agent whose renewal was cut short: an admission left `opening`.
+      const other = yield* createAgentRow(NS_A)
+      const otherRevision = `rev_${crypto.randomUUID()}`
+      yield* sql`INSERT INTO agent_revisions (id, agent_id, namespace_id, configuration_id, configuration_generation, snapshot)
+        VALUES (${otherRevision}, ${other.id}, ${NS_A}, ${other.configurationId}, 1, '{}'::jsonb)`
+      yield* sql`UPDATE agents SET active_revision_id = ${otherRevision}, desired_runtime_state = 'running' WHERE id = ${other.id}`
+      yield* sql`INSERT INTO agent_repository_sessions (admission_id, namespace_id, agent_id, revision_id, grant_index, grant_body, state)
+        VALUES (${`${Date.now()}-${crypto.randomUUID()}`}, ${NS_A}, ${other.id}, ${otherRevision}, 0, ${JSON.stringify(grant)}::jsonb, 'opening')`
+      return { agentId: agent.id, otherAgentId: other.id, revisions }
     }))
     const states = () => run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ revision_id: string; state: string }>`SELECT revision_id, state FROM agent_repository_sessions ORDER BY created_at, revision_id`))
+      sql<{ revision_id: string; state: string }>`
+        SELECT revision_id, state FROM agent_repository_sessions WHERE agent_id = ${ids.agentId} ORDER BY created_at, revision_id`))
     const stateOf = async () => Object.fromEntries((await states()).map((row) => [
       Object.entries(ids.revisions).find(([, id]) => id === row.revision_id)![0], row.state
     ]))
@@ -90,7 +100,8 @@ describe("repository session rules over Agents and deployments", () => {
     expect(await stateOf()).toEqual({ retired: "closing", running: "open", deploying: "closing" })
     const items = await run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ kind: string; key: string }>`SELECT kind, key FROM work_items WHERE state = 'queued' ORDER BY kind, key`))
-    expect(items.filter((item) => item.kind === "agent.recover")).toEqual([{ kind: "agent.recover", key: ids.agentId }])
+    expect(items.filter((item) => item.kind === "agent.recover")).toEqual(
+      [ids.agentId, ids.otherAgentId].sort().map((key) => ({ kind: "agent.recover", key })))
     expect(items.filter((item) => item.kind === "repository.cleanup")).toHaveLength(2)
 
     // Stopped: nothing is spared.

@@ -188,10 +188,9 @@ export const ensureRevisionSessions = (ref: GatewayRef, raw: ReadonlyArray<unkno
       })
     }
     const rows = yield* AgentRepositorySessionsRepo
-    const computeFailure = materialFailure
     const unavailable = controlFailure(attempt)
     yield* driver.checkAdmissionReady.pipe(Effect.catchAll(unavailable))
-    const withMaterial = new Set(yield* clients.sessions(ref).pipe(Effect.mapError(computeFailure)))
+    const withMaterial = new Set(yield* clients.sessions(ref).pipe(Effect.mapError(materialFailure)))
     const live = yield* rows.live(ref.revisionId).pipe(Effect.catchAll(repositoryDatabaseFailure))
 
     for (const [index, grant] of grants.entries()) {
@@ -225,7 +224,7 @@ export const ensureRevisionSessions = (ref: GatewayRef, raw: ReadonlyArray<unkno
             repository: opened.client.repository,
             listenerUrl: opened.client.listenerUrl,
             bearer: opened.bearer
-          }).pipe(Effect.mapError(computeFailure))
+          }).pipe(Effect.mapError(materialFailure))
         }
         if (opened.result === "created" || (opened.result === "recovered" && opened.session.state === "active" && withMaterial.has(opened.session.sessionId))) {
           yield* rows.markOpen({ admission_id: admissionId, session_id: opened.session.sessionId, deadline_ms: opened.session.deadlineWallMs })

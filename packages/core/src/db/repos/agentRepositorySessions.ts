@@ -62,14 +62,14 @@ export class AgentRepositorySessionsRepo extends Effect.Service<AgentRepositoryS
       `
     })
 
-    /** Agents whose running revision has a session to renew. */
+    /** Agents whose running revision has a session to renew, or an admission left unfinished (a renewal cut short). */
     const renewable = SqlSchema.findAll({
       Request: Schema.Void,
       Result: Schema.Struct({ namespace_id: Schema.String, agent_id: Schema.String }),
       execute: () => sql`
         SELECT DISTINCT s.namespace_id, s.agent_id FROM agent_repository_sessions s
         JOIN agents a ON a.id = s.agent_id AND a.active_revision_id = s.revision_id
-        WHERE a.status = 'active' AND a.desired_runtime_state = 'running' AND ${expiring}
+        WHERE a.status = 'active' AND a.desired_runtime_state = 'running' AND (${expiring} OR s.state = 'opening')
       `
     })
 
