@@ -5,10 +5,13 @@ import { WorkEngine, WorkHandlers, type WorkEngineOptions } from "./engine/index
 import { ReconcilersLive } from "./reconcilers.js"
 import { IdempotencySweepLive } from "./idempotency/sweep.js"
 import { CredentialSourceSweepLive } from "./credentialSources/sweep.js"
+import { RepositoryCleanupSweepLive } from "./repositories/cleanup.js"
 
 export interface WorkerOptions extends WorkEngineOptions {
   /** How often the Agent recovery sweep runs after the one at start (default 1 minute). */
   readonly recoveryInterval?: Duration.DurationInput | undefined
+  /** How often the repository-session cleanup sweep runs after the one at start (default 1 minute). */
+  readonly repositoryCleanupInterval?: Duration.DurationInput | undefined
 }
 
 /**
@@ -19,7 +22,14 @@ export interface WorkerOptions extends WorkEngineOptions {
  * same SqlClient.
  */
 export const WorkerLive = (options?: WorkerOptions) =>
-  Layer.mergeAll(WorkEngine.layer(options), ReconcilersLive, RecoverySweepLive(options?.recoveryInterval), IdempotencySweepLive(), CredentialSourceSweepLive()).pipe(
+  Layer.mergeAll(
+    WorkEngine.layer(options),
+    ReconcilersLive,
+    RecoverySweepLive(options?.recoveryInterval),
+    IdempotencySweepLive(),
+    CredentialSourceSweepLive(),
+    RepositoryCleanupSweepLive(options?.repositoryCleanupInterval)
+  ).pipe(
     Layer.provide(WorkHandlers.layer),
     Layer.provide(NamespacesRepo.Default)
   )

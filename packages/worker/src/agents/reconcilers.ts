@@ -19,6 +19,8 @@ import { AGENT_DEPLOY, AGENT_RECOVER, AGENT_STOP, AGENT_TEARDOWN, AgentDeployPay
 import { Effect, Layer, Option } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
+import type { HandlerContext } from "../engine/handlers.js"
+import { ensureRevisionSessions, retireAgentSessions, retireRevisionSessions } from "../repositories/sessions.js"
 import { recoverAgent } from "./recovery.js"
 import {
   AgentWorkCodes,
@@ -53,8 +55,21 @@ const notWanted = (state: AgentStateRow | undefined, revisionId: string): WorkFa
   return undefined
 }
 
-/** `agent.deploy`: start the revision's gateway, then activate it (retiring the previous one). */
-export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type) {
+/**
+ * `agent.deploy`: open the revision's repository sessions and start its gateway, then activate
+ * it, retiring the previous revision and its repository sessions. A deployment that fails for
+ * good retires its own sessions.
+ */
+export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type, context?: HandlerContext) {
+  const { agentId, namespaceId, revisionId } = payload
+  yield* deployAndActivate(payload, context?.attempt ?? 1).pipe(
+    Effect.tapError((failure) => failure.permanent === true ? retireRevisionSessions({ namespaceId, agentId, revisionId }) : Effect.void)
+  )
+  // Also after a crash between activation and here: the previous revision's sessions go.
+  yield* retireAgentSessions({ namespaceId, agentId }, revisionId)
+})
+
+const deployAndActivate = (payload: typeof AgentDeployPayload.Type, attempt: number) => Effect.gen(function* () {
   const { agentId, namespaceId, revisionId } = payload
   const sql = yield* SqlClient.SqlClient
   const agents = yield* AgentsRepo
@@ -63,7 +78,11 @@ export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payl
   if (before !== undefined) return yield* before
   const snapshot = yield* revisionSnapshot(revisionId)
   if (snapshot === undefined) return yield* notWanted(undefined, revisionId) as WorkFailure
-  yield* withAgentLock(agentId, startRevisionGateway({ namespaceId, agentId, revisionId, snapshot, recordFailure: true }))
+  const ref: GatewayRef = { namespaceId, agentId, revisionId }
+  yield* withAgentLock(agentId, Effect.zipRight(
+    ensureRevisionSessions(ref, snapshot.repositoryCredentials, attempt),
+    startRevisionGateway({ namespaceId, agentId, revisionId, snapshot, recordFailure: true })
+  ))
   const outcome = yield* sql.withTransaction(
     Effect.gen(function* () {
       const now = notWanted(yield* agentState(agentId, true), revisionId)
@@ -85,18 +104,27 @@ export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payl
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (outcome !== undefined) return yield* outcome
-}, Effect.provide(AgentRepos))
+}).pipe(Effect.provide(AgentRepos))
 
-/** `agent.stop`: remove execution, then clear `activeRevisionId` (if still stopped). */
+/**
+ * `agent.stop`: remove execution, then clear `activeRevisionId` (if still stopped). The Agent's
+ * repository sessions are retired and their client material removed; a deployment admitted
+ * meanwhile keeps its own (`retireAgent` spares the latest revision of an Agent desired running).
+ */
 export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeof AgentWorkPayload.Type) {
   const { agentId, namespaceId } = payload
   const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
   const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
-  if (state === undefined || state.desired_runtime_state !== "stopped" || state.active_revision_id === null) return
-  const ref: GatewayRef = { namespaceId, agentId, revisionId: state.active_revision_id }
-  yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
-  yield* agents.clearStopped({ id: agentId, revision_id: state.active_revision_id }).pipe(Effect.catchTag("SqlError", databaseFailure))
+  if (state === undefined || state.desired_runtime_state !== "stopped") return
+  const active = state.active_revision_id
+  if (active !== null) {
+    const ref: GatewayRef = { namespaceId, agentId, revisionId: active }
+    yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
+  }
+  yield* retireAgentSessions({ namespaceId, agentId }, null)
+  if (active === null) return
+  yield* agents.clearStopped({ id: agentId, revision_id: active }).pipe(Effect.catchTag("SqlError", databaseFailure))
 }, Effect.provide(AgentRepos))
 
 /** `agent.teardown`: delete the workload, then everything the Agent owns, atomically. */
@@ -113,6 +141,8 @@ export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: ty
     driver.deleteGateway({ namespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
       .pipe(Effect.mapError(driverFailure))
   )
+  // The Agent's tree (and its client material) went with the gateway; its sessions go now.
+  yield* retireAgentSessions({ namespaceId, agentId }, null)
   yield* sql.withTransaction(
     Effect.gen(function* () {
       const found = yield* agents.lockDeleting(agentId)

@@ -12,7 +12,8 @@
  *   lock: a deployment in flight or a teardown is left to its own reconciler; any live gateway of
  *   the Agent that does not run the wanted revision is stopped (deleted when the Agent is gone);
  *   the active revision's gateway is started from the revision snapshot with its Secrets (the
- *   driver adopts one that still runs). It never changes `activeRevisionId` nor any deployment.
+ *   driver adopts one that still runs). Repository sessions near their deadline are renewed
+ *   first (the repository cleanup sweep queues `agent.recover` for them). It never changes `activeRevisionId` nor any deployment.
  */
 import { AgentsRepo } from "@svc/core/db"
 import { ComputeDriver, type GatewayRef } from "@svc/core/drivers/compute"
@@ -20,6 +21,8 @@ import { AgentId, NamespaceId } from "@svc/core/schema"
 import { AGENT_RECOVER, type AgentWorkPayload } from "@svc/core/tenancy"
 import { Cause, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import { enqueue } from "@svc/core/work"
+import type { HandlerContext } from "../engine/handlers.js"
+import { ensureRevisionSessions } from "../repositories/sessions.js"
 import {
   AgentWorkCodes,
   databaseFailure,
@@ -39,7 +42,7 @@ const recoveryState = (agentId: AgentId) =>
     Effect.catchTag("SqlError", databaseFailure)
   )
 
-const converge = (namespaceId: NamespaceId, agentId: AgentId) =>
+const converge = (namespaceId: NamespaceId, agentId: AgentId, attempt: number) =>
   Effect.gen(function* () {
     const driver = yield* ComputeDriver
     const state = yield* recoveryState(agentId)
@@ -49,6 +52,14 @@ const converge = (namespaceId: NamespaceId, agentId: AgentId) =>
     const ref: GatewayRef | undefined = wanted === null
       ? undefined
       : { namespaceId, agentId, revisionId: wanted }
+    const snapshot = wanted === null ? undefined : yield* revisionSnapshot(wanted)
+    // Renews repository sessions near their deadline (the gateway's helper reads the new bearer
+    // from its file); a credential service that is away never holds up the gateway.
+    if (ref !== undefined && snapshot !== undefined) {
+      yield* ensureRevisionSessions(ref, snapshot.repositoryCredentials, attempt).pipe(
+        Effect.catchAll((failure) => Effect.logWarning("agent recovery: repository sessions not renewed", { agentId, code: failure.code }))
+      )
+    }
     if (ref !== undefined && (yield* driver.gatewayHealth(ref).pipe(Effect.mapError(driverFailure))) === "healthy") return
 
     const live = (yield* driver.liveGateways.pipe(Effect.mapError(driverFailure))).filter((g) => g.agentId === agentId)
@@ -62,16 +73,14 @@ const converge = (namespaceId: NamespaceId, agentId: AgentId) =>
       // A removed Agent's directory goes too; a stopped Agent keeps its persistent state.
       yield* (state === undefined ? driver.deleteGateway(gateway) : driver.stopGateway(gateway)).pipe(Effect.mapError(driverFailure))
     }
-    if (wanted === null) return
-    const snapshot = yield* revisionSnapshot(wanted)
-    if (snapshot === undefined) return
+    if (wanted === null || snapshot === undefined) return
     yield* Effect.logInfo("agent recovery: starting or re-adopting the active revision's gateway", { agentId, revisionId: wanted })
     yield* startRevisionGateway({ namespaceId, agentId, revisionId: wanted, snapshot, recordFailure: false })
   }).pipe(Effect.provide(AgentsRepo.Default))
 
 /** `agent.recover`: converge the Agent's gateway to its desired state, without touching deployments. */
-export const recoverAgent = Effect.fn("Agents.recover")(function* (payload: typeof AgentWorkPayload.Type) {
-  yield* withAgentLock(payload.agentId, converge(payload.namespaceId, payload.agentId)).pipe(
+export const recoverAgent = Effect.fn("Agents.recover")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
+  yield* withAgentLock(payload.agentId, converge(payload.namespaceId, payload.agentId, context?.attempt ?? 1)).pipe(
     // Whoever holds the lock (a deployment, a stop, another recovery) is converging it already.
     Effect.catchIf(
       (failure) => failure.code === AgentWorkCodes.AGENT_BUSY,

@@ -19,6 +19,7 @@ import { ProcessConfiguration } from "@svc/core/config"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 import { preparePlugins } from "./plugins.js"
+import { repositoryEnvironment } from "../repositories/sessions.js"
 
 export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
 
@@ -141,9 +142,12 @@ export interface RevisionStart {
  */
 export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
   const driver = yield* ComputeDriver
+  const repository = yield* repositoryEnvironment({ namespaceId: start.namespaceId, agentId: start.agentId, revisionId: start.revisionId })
   const env = {
     ...(yield* revealEnvironment(start.namespaceId, start.snapshot)),
-    ...(start.snapshot.harness.auth?.method === "runtime" ? yield* hostEnvironment : {})
+    ...(start.snapshot.harness.auth?.method === "runtime" ? yield* hostEnvironment : {}),
+    // Client material of the revision's repository sessions (paths only; the bearer stays in its file).
+    ...Object.fromEntries(Object.entries(repository).map(([name, value]) => [name, Redacted.make(value)]))
   }
   const probe = start.snapshot.harness.auth?.method === "runtime" ? undefined : {}
   // Staged until the first activation deletes them (SPEC 4.4 rule 3): never replayed afterwards.

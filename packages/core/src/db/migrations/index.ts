@@ -17,6 +17,7 @@ import m0014 from "./0014_rollback_and_deployment_events.js"
 import m0015 from "./0015_repository_sessions.js"
 import m0016 from "./0016_service_accounts.js"
 import m0017 from "./0017_credential_sources.js"
+import m0018 from "./0018_agent_repository_sessions.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -39,5 +40,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_rollback_and_deployment_events": m0014,
   "0015_repository_sessions": m0015,
   "0016_service_accounts": m0016,
-  "0017_credential_sources": m0017
+  "0017_credential_sources": m0017,
+  "0018_agent_repository_sessions": m0018
 }

@@ -148,6 +148,22 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       `
     })
 
+    /** Closed or expired sessions not yet disposed: what `repository.cleanup` settles (by admission id). */
+    const undisposedEnded = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ admission_id: Schema.String }),
+      execute: () => sql`
+        SELECT admission_id FROM repository_sessions
+        WHERE state <> 'DISPOSED' AND (state = 'CLOSED' OR deadline <= now())
+        ORDER BY deadline LIMIT 256
+      `
+    })
+
+    /** SPEC 8: terminal cleanup is retained one hour; older disposed rows go. */
+    const purgeDisposed = sql`
+      DELETE FROM repository_sessions WHERE state = 'DISPOSED' AND disposed_at <= now() - interval '1 hour'
+    `.pipe(Effect.asVoid)
+
     /** Serializes admissions, so the session limit holds across replicas. */
     const lockAdmissions = sql`SELECT pg_advisory_xact_lock(hashtext('repository_sessions.admission'))`.pipe(Effect.asVoid)
 
@@ -163,6 +179,9 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       settleExpiredTokens: (id: string) => settleExpiredTokens(id).pipe(Effect.orDie),
       dispose: (id: string) => dispose(id).pipe(Effect.orDie),
       lockAdmissions: lockAdmissions.pipe(Effect.orDie),
+      /** The worker keeps the SqlError: a lost database is a retryable work failure there. */
+      undisposedEnded: undisposedEnded(undefined),
+      purgeDisposed,
       withTransaction: sql.withTransaction
     }
   })

@@ -69,7 +69,9 @@ export const GatewaySnapshot = Schema.Struct({
     })))
   }),
   /** The frozen plugin selection; decoded by the worker, which warns about what it cannot use. */
-  plugins: Schema.optional(Schema.Struct({ driver: ComputeRef, plugins: Schema.optional(Schema.Unknown) }))
+  plugins: Schema.optional(Schema.Struct({ driver: ComputeRef, plugins: Schema.optional(Schema.Unknown) })),
+  /** The frozen repository grants (SPEC 2.6); decoded by the worker, which opens a session per grant. */
+  repositoryCredentials: Schema.optional(Schema.Array(Schema.Unknown))
 })
 export type GatewaySnapshot = typeof GatewaySnapshot.Type
 

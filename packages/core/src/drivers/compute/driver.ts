@@ -96,6 +96,33 @@ export interface PrivateEndpoint {
   readonly token: string
 }
 
+/** One repository session's client material (DESIGN §12): how a gateway reaches its repository. */
+export interface RepositoryClient {
+  readonly sessionId: string
+  /** `owner/name`, lowercase. */
+  readonly repository: string
+  /** The credential service's client listener origin. */
+  readonly listenerUrl: string
+  readonly bearer: Redacted.Redacted<string>
+}
+
+/**
+ * Client material of a revision's repository sessions, kept where only the Agent's gateway can
+ * read it. Every method is idempotent.
+ */
+export interface RepositoryClients {
+  /** Puts one session's material in place for the revision (replacing that repository's). */
+  readonly write: (gateway: GatewayRef, client: RepositoryClient) => Effect.Effect<void, ComputeError>
+  /** The sessions whose bearer the revision's material holds. */
+  readonly sessions: (gateway: GatewayRef) => Effect.Effect<ReadonlyArray<string>, ComputeError>
+  /** Gateway environment pointing Git and the code-host CLI at the material; empty when there is none. */
+  readonly environment: (gateway: GatewayRef) => Effect.Effect<Readonly<Record<string, string>>, ComputeError>
+  /** The revisions of the Agent that have material. */
+  readonly revisions: (agent: Omit<GatewayRef, "revisionId">) => Effect.Effect<ReadonlyArray<string>, ComputeError>
+  /** Removes the revision's material. */
+  readonly remove: (gateway: GatewayRef) => Effect.Effect<void, ComputeError>
+}
+
 export interface ComputeDriverShape {
   /** The selected implementation (`InstallationConfiguration.drivers.compute.id`). */
   readonly id: "local" | "kubernetes"
@@ -132,6 +159,8 @@ export interface ComputeDriverShape {
    * Only live gateways are listed; a stopped or crashed one is not.
    */
   readonly liveGateways: Effect.Effect<ReadonlyArray<GatewayRef>, ComputeError>
+  /** Where repository client material goes; absent when the driver cannot deliver it. */
+  readonly repositoryClients?: RepositoryClients | undefined
 }
 
 export class ComputeDriver extends Context.Tag("@svc/core/drivers/compute/ComputeDriver")<

@@ -17,6 +17,7 @@ import { ProcessConfiguration } from "../../config/index.js"
 import { ComputeDriver, type ComputeDriverShape, ComputeFailure } from "./driver.js"
 import { describeConfinement, detectConfinement } from "./local/confinement.js"
 import { type LocalGatewayOptions, makeLocalGateways } from "./local/gateways.js"
+import { makeLocalRepositoryClients } from "./local/repositoryClients.js"
 import { defaultRuntimeRoot } from "./local/runtime.js"
 
 export const LocalComputeCodes = {
@@ -77,7 +78,8 @@ export const makeLocalCompute = (dataDir: string, options: LocalComputeOptions =
         Effect.catchAll(unavailable("teardown", namespace.id)),
         Effect.withSpan("LocalCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } })
       ),
-  ...makeLocalGateways({ runtimeRoot: defaultRuntimeRoot(dataDir), ...options, dataDir })
+  ...makeLocalGateways({ runtimeRoot: defaultRuntimeRoot(dataDir), ...options, dataDir }),
+  repositoryClients: makeLocalRepositoryClients({ dataDir, confinement: options.confinement })
 })
 
 /** `local` over an explicit data directory (tests). */
