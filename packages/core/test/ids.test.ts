@@ -41,6 +41,13 @@ describe("identifiers", () => {
     }
     expect(RequestId.isValid(RequestId.make())).toBe(true)
   })
+
+  it("make(value) brands that value after checking it; it never swaps in a fresh id", () => {
+    const existing = NamespaceId.make()
+    expect(NamespaceId.make(existing)).toBe(existing)
+    expect(() => NamespaceId.make("ns_not-a-uuid")).toThrow(/ns_ followed by a lowercase UUIDv4|INVALID_FORMAT|Expected/)
+    expect(() => NamespaceId.make(existing.replace("ns_", "agt_"))).toThrow()
+  })
 })
 
 describe("timestamps", () => {

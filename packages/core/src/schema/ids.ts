@@ -42,10 +42,16 @@ const makeId = <const Prefix extends string, const Brand extends string>(prefix:
     description: `${prefix}_ followed by a lowercase UUIDv4`,
     jsonSchema: { type: "string", pattern: regex.source }
   })
+  // The schema's own `make` (check and brand), kept before `make` below replaces it.
+  const checked = schema.make.bind(schema)
   return Object.assign(schema, {
     prefix,
-    /** A fresh random identifier. */
-    make: (): typeof schema.Type => `${prefix}_${randomUuidV4()}` as typeof schema.Type,
+    /**
+     * A fresh random identifier; given a value, that value checked and branded (what the schema's
+     * own `make` does: an argument is never silently replaced by a fresh id).
+     */
+    make: (value?: string): typeof schema.Type =>
+      value === undefined ? `${prefix}_${randomUuidV4()}` as typeof schema.Type : checked(value as Parameters<typeof checked>[0]),
     /** True when `value` is a well-formed identifier of this kind. */
     isValid: (value: unknown): value is typeof schema.Type => typeof value === "string" && regex.test(value)
   })
