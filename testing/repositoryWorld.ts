@@ -121,3 +121,9 @@ export const processEnvironment = (pid: number): Record<string, string> => {
   }
   return env
 }
+
+/** The listener's answer to a bearer alone (Basic, as git sends it) for `acme/widgets`. */
+export const listenerStatus = (listenerUrl: string, bearer: string): Promise<number> =>
+  fetch(`${listenerUrl}/acme/widgets.git/info/refs?service=git-upload-pack`, {
+    headers: { authorization: `Basic ${Buffer.from(`x-access-token:${bearer}`).toString("base64")}` }
+  }).then((r) => r.status)

@@ -7,39 +7,37 @@
  * grant, and `repository.cleanup` disposing closed and expired sessions.
  */
 import { SqlClient } from "@effect/sql"
-import { gatewayUserName, layerLocal, lookupGatewayUser, makeTraversable, usesGatewayUsers, detectConfinement, ComputeDriver } from "@svc/core/drivers/compute"
-import { makeCodehostRepoDriver, newAdmissionId, RepoDriver, type RepoDriverShape } from "@svc/core/drivers/repo"
+import {
+  gatewayUserName,
+  lookupGatewayUser,
+  makeTraversable,
+  usesGatewayUsers,
+  detectConfinement,
+  ComputeDriver
+} from "@svc/core/drivers/compute"
+import { makeCodehostRepoDriver, newAdmissionId, RepoDriver } from "@svc/core/drivers/repo"
 import { AgentRepositorySessionsRepo } from "@svc/core/db"
-import type { NamespaceId } from "@svc/core/schema"
 import { Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { namespaceId, repositoryHarness } from "./repositoryHarness.js"
 import { frozenGrant, NS_A } from "../../../testing/credentialService.js"
 import { pgClientLayer } from "../../../testing/database.js"
-import { asUser, type RepositoryWorld, runWith, startRepositoryWorld } from "../../../testing/repositoryWorld.js"
+import { asUser, runWith } from "../../../testing/repositoryWorld.js"
 import { cleanupRepositorySession, ensureRevisionSessions, retireAgentSessions, RepositoryCleanupLive, sweepRepositorySessions, WorkEngine, WorkHandlers } from "../src/index.js"
 import { captureLogs } from "./harness.js"
 
-let world: RepositoryWorld & { readonly databaseUrl: string }
-let dataDir = ""
-let driver: RepoDriverShape
-const namespaceId = NS_A as NamespaceId
+const logs: Array<string> = []
+const harness = repositoryHarness(captureLogs(logs))
+const { run, listener } = harness
 const agentId = `agt_${crypto.randomUUID()}`
 const rev = () => `rev_${crypto.randomUUID()}`
-const logs: Array<string> = []
 
-const layer = () =>
-  Layer.mergeAll(layerLocal(dataDir), Layer.succeed(RepoDriver, driver), AgentRepositorySessionsRepo.Default).pipe(
-    Layer.provideMerge(pgClientLayer(world.databaseUrl))
-  )
-const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | ComputeDriver | RepoDriver | AgentRepositorySessionsRepo>) =>
-  Effect.runPromise(Effect.either(captureLogs(logs)(effect)).pipe(Effect.provide(layer())))
 const query = <T extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
-  Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<T>(text, params as Array<never>)).pipe(Effect.provide(pgClientLayer(world.databaseUrl))))
+  Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<T>(text, params as Array<never>)).pipe(Effect.provide(pgClientLayer(harness.world().databaseUrl))))
 
-const grant = () => ({ ...frozenGrant(world.registry, NS_A, "widgets", "git-write"), namespaceId })
+const grant = () => ({ ...frozenGrant(harness.world().registry, NS_A, "widgets", "git-write"), namespaceId })
 const ours = (revisionId: string) =>
   query<{ admission_id: string; session_id: string | null; state: string }>(
     "SELECT admission_id, session_id, state FROM agent_repository_sessions WHERE revision_id = $1 ORDER BY created_at", [revisionId])
@@ -50,22 +48,6 @@ const ensure = (revisionId: string, attempt = 1) =>
   run(ensureRevisionSessions({ namespaceId, agentId, revisionId }, [grant()], attempt))
 const environment = (revisionId: string) =>
   run(Effect.flatMap(ComputeDriver, (compute) => compute.repositoryClients!.environment({ namespaceId, agentId, revisionId })))
-const listener = (bearer: string) =>
-  fetch(`${world.service().listenerUrl}/acme/widgets.git/info/refs?service=git-upload-pack`, {
-    headers: { authorization: `Basic ${Buffer.from(`x-access-token:${bearer}`).toString("base64")}` }
-  }).then((r) => r.status)
-
-beforeAll(async () => {
-  world = await startRepositoryWorld()
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-repo-worker-"))
-  driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: world.files.socketPath, sessionDurationSeconds: 900 }, world.registry)
-  expect(await run(Effect.flatMap(ComputeDriver, (c) => c.provisionNamespace({ id: namespaceId })))).toEqual(Either.right(undefined))
-}, 120_000)
-
-afterAll(async () => {
-  await world?.close()
-  fs.rmSync(dataDir, { recursive: true, force: true })
-})
 
 describe("repository sessions of a revision", () => {
   const first = rev()
@@ -76,13 +58,13 @@ describe("repository sessions of a revision", () => {
     expect(rows).toEqual([{ admission_id: expect.stringMatching(/^[0-9]{13}-/), session_id: expect.stringMatching(/^rs_/), state: "open" }])
     expect(await sessionState(rows[0]!.session_id!)).toBe("active")
 
-    const dir = path.join(dataDir, "namespaces", NS_A, "agents", agentId, "repo-credentials", first)
+    const dir = path.join(harness.dataDir(), "namespaces", NS_A, "agents", agentId, "repo-credentials", first)
     const env = Either.getOrThrow(await environment(first))
     expect(env).toEqual({
       GIT_CONFIG_GLOBAL: path.join(dir, "gitconfig"),
       GIT_TERMINAL_PROMPT: "0",
       GH_CONFIG_DIR: path.join(dir, "gh"),
-      GH_HOST: new URL(world.service().listenerUrl).host,
+      GH_HOST: new URL(harness.world().service().listenerUrl).host,
       GH_NO_UPDATE_NOTIFIER: "1"
     })
     const bearer = fs.readFileSync(path.join(dir, "bearers", "acme+widgets"), "utf8")
@@ -90,7 +72,7 @@ describe("repository sessions of a revision", () => {
     expect(fs.readFileSync(path.join(dir, "gh", "hosts.yml"), "utf8")).toBe(
       `${JSON.stringify(env.GH_HOST)}:\n    oauth_token: ${JSON.stringify(bearer)}\n    user: x-access-token\n    git_protocol: https\n`
     )
-    const agentRoot = path.join(dataDir, "namespaces", NS_A, "agents", agentId)
+    const agentRoot = path.join(harness.dataDir(), "namespaces", NS_A, "agents", agentId)
     const user = usesGatewayUsers(await detectConfinement()) ? await lookupGatewayUser(gatewayUserName(agentRoot)) : undefined
     for (const [file, mode] of [["", 0o750], ["gitconfig", 0o640], ["bearers/acme+widgets", 0o640], ["credential-helper", 0o750]] as const) {
       const stat = fs.lstatSync(path.join(dir, file))
@@ -105,7 +87,7 @@ describe("repository sessions of a revision", () => {
       user === undefined ? [] : asUser(user.uid, user.gid))
     expect({ status: git.status, stderr: git.stderr }).toEqual({ status: 0, stderr: "" })
     expect(git.stdout).toMatch(/^[0-9a-f]{40}\tHEAD\n[0-9a-f]{40}\trefs\/heads\/main\n$/)
-    expect(world.host.tokens).toHaveLength(1)
+    expect(harness.world().host.tokens).toHaveLength(1)
 
     const before = await sessionCount()
     expect(await ensure(first, 2)).toEqual(Either.right(undefined))
@@ -116,7 +98,7 @@ describe("repository sessions of a revision", () => {
 
   it("a session near its deadline is renewed: the new bearer replaces the old, which stays usable a minute", async () => {
     const [old] = await ours(first)
-    const dir = path.join(dataDir, "namespaces", NS_A, "agents", agentId, "repo-credentials", first)
+    const dir = path.join(harness.dataDir(), "namespaces", NS_A, "agents", agentId, "repo-credentials", first)
     const oldBearer = fs.readFileSync(path.join(dir, "bearers", "acme+widgets"), "utf8")
     await query("UPDATE agent_repository_sessions SET deadline = now() + interval '30 seconds', state_changed_at = now() - interval '1 hour' WHERE admission_id = $1", [old!.admission_id])
     expect(await ensure(first, 1)).toEqual(Either.right(undefined))
@@ -143,7 +125,7 @@ describe("repository sessions of a revision", () => {
     await run(Effect.flatMap(AgentRepositorySessionsRepo, (rows) =>
       rows.insertOpening({ admission_id: admission, namespace_id: NS_A, agent_id: agentId, revision_id: revisionId, grant_index: 0, grant_body: grant() })))
     // The crashed attempt's admission reached the service; its bearer died with the attempt.
-    const lost = Either.getOrThrow(await run(driver.open(grant(), admission)))
+    const lost = Either.getOrThrow(await run(harness.driver().open(grant(), admission)))
     if (lost.result !== "created") return expect.fail(`expected created, got ${lost.result}`)
     expect(await listener(Redacted.value(lost.bearer))).toBe(200)
 
@@ -176,7 +158,7 @@ describe("repository sessions of a revision", () => {
   it("an unreachable credential service is retried, then fails the deployment; nothing is admitted", async () => {
     const revisionId = rev()
     const sessions = await sessionCount()
-    const away = makeCodehostRepoDriver({ id: "codehost", controlSocket: path.join(dataDir, "absent.sock"), sessionDurationSeconds: 900 }, world.registry)
+    const away = makeCodehostRepoDriver({ id: "codehost", controlSocket: path.join(harness.dataDir(), "absent.sock"), sessionDurationSeconds: 900 }, harness.world().registry)
     const attempt = (n: number) => run(Effect.provideService(ensureRevisionSessions({ namespaceId, agentId, revisionId }, [grant()], n), RepoDriver, away))
     const failure = (permanent: boolean) => ({ _tag: "WorkFailure", code: "DEPENDENCY_UNAVAILABLE", message: "The credential service is unavailable.", permanent })
     expect(Either.flip(await attempt(1))).toEqual(Either.right(expect.objectContaining(failure(false))))
@@ -204,7 +186,7 @@ describe("repository sessions of a revision", () => {
   it("retiring an Agent's sessions keeps the named revision's and removes the material of every other", async () => {
     const keep = rev()
     expect(await ensure(keep)).toEqual(Either.right(undefined))
-    const material = (revisionId: string) => path.join(dataDir, "namespaces", NS_A, "agents", agentId, "repo-credentials", revisionId)
+    const material = (revisionId: string) => path.join(harness.dataDir(), "namespaces", NS_A, "agents", agentId, "repo-credentials", revisionId)
     expect(fs.existsSync(material(first))).toBe(true)
     // The sweep got to `first` before (its rows are closing already): its material still goes.
     await query("UPDATE agent_repository_sessions SET state = 'closing' WHERE revision_id = $1", [first])
@@ -218,7 +200,7 @@ describe("repository sessions of a revision", () => {
 
   it("repository.cleanup disposes closed and expired sessions, and the sweep retires sessions of removed Agents", async () => {
     // A session the worker never opened, expired.
-    const expired = Either.getOrThrow(await run(driver.open(grant(), newAdmissionId())))
+    const expired = Either.getOrThrow(await run(harness.driver().open(grant(), newAdmissionId())))
     if (expired.result !== "created") return expect.fail("expected created")
     await query("UPDATE repository_sessions SET deadline = now() - interval '1 second' WHERE id = $1", [expired.session.sessionId])
     // No Agent row exists for `agentId`: every session the tests opened is an orphan.
@@ -228,8 +210,8 @@ describe("repository sessions of a revision", () => {
     const engine = WorkEngine.layer({ pollInterval: Duration.millis(100), backoff: { base: Duration.millis(100), cap: Duration.seconds(1) } }).pipe(
       Layer.provide(RepositoryCleanupLive),
       Layer.provide(WorkHandlers.layer),
-      Layer.provide(Layer.succeed(RepoDriver, driver)),
-      Layer.provide(pgClientLayer(world.databaseUrl))
+      Layer.provide(Layer.succeed(RepoDriver, harness.driver())),
+      Layer.provide(pgClientLayer(harness.world().databaseUrl))
     )
     await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
       yield* Layer.buildWithScope(engine, yield* Effect.scope)
@@ -244,8 +226,8 @@ describe("repository sessions of a revision", () => {
     expect(await query("SELECT DISTINCT state FROM repository_sessions")).toEqual([{ state: "DISPOSED" }])
     expect(await query("SELECT count(*)::int AS n FROM agent_repository_sessions")).toEqual([{ n: 0 }])
     // The tokens minted for the ls-remote and the renewed and lost sessions' requests were revoked at close.
-    expect(world.host.tokens).toHaveLength(3)
-    expect([...world.host.revoked].sort()).toEqual(world.host.tokens.map((t) => t.token).sort())
+    expect(harness.world().host.tokens).toHaveLength(3)
+    expect([...harness.world().host.revoked].sort()).toEqual(harness.world().host.tokens.map((t) => t.token).sort())
     expect(await query("SELECT DISTINCT state FROM work_items WHERE kind = 'repository.cleanup'")).toEqual([{ state: "succeeded" }])
   })
 })
