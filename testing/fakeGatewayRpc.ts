@@ -1,9 +1,12 @@
 /**
  * A loopback stand-in for a gateway's WebSocket RPC at the points a real gateway cannot be made to
- * fail on demand: it sends `connect.challenge`, then refuses the `connect` (as a gateway does for
- * a wrong token or an unpaired device) or accepts it, answers `agents.list`, and drops the
- * connection on any other request (a request that was sent and never answered).
+ * fail on demand: it accepts the WebSocket and says nothing (`mute`), or sends `connect.challenge`
+ * and then refuses the `connect` (`refuse`, as a gateway does for a wrong token or an unpaired
+ * device) or accepts it, answers `agents.list` and drops the connection on any other request
+ * (`drop`: a request that was sent and never answered). Its `/readyz` answers 200, so the service
+ * takes it for a healthy gateway.
  */
+import * as http from "node:http"
 import { WebSocketServer } from "ws"
 
 export interface FakeGatewayRpc {
@@ -13,11 +16,16 @@ export interface FakeGatewayRpc {
   readonly close: () => Promise<void>
 }
 
-export const startFakeGatewayRpc = async (mode: "refuse" | "drop"): Promise<FakeGatewayRpc> => {
-  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 })
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()))
+export const startFakeGatewayRpc = async (mode: "refuse" | "drop" | "mute"): Promise<FakeGatewayRpc> => {
+  const web = http.createServer((request, response) => {
+    response.writeHead(request.url === "/readyz" ? 200 : 404, { "content-type": "application/json" })
+    response.end(request.url === "/readyz" ? '{"ready":true}' : "{}")
+  })
+  const server = new WebSocketServer({ server: web })
+  await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", () => resolve()))
   const received: Array<string> = []
   server.on("connection", (socket) => {
+    if (mode === "mute") return
     socket.send(JSON.stringify({ type: "event", event: "connect.challenge", payload: { nonce: "n-1", ts: Date.now() } }))
     socket.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { id: string; method: string }
@@ -35,14 +43,14 @@ export const startFakeGatewayRpc = async (mode: "refuse" | "drop"): Promise<Fake
       }
     })
   })
-  const address = server.address()
+  const address = web.address()
   const port = typeof address === "object" && address !== null ? address.port : 0
   return {
     url: `http://127.0.0.1:${port}`,
     received,
     close: () => new Promise<void>((resolve) => {
       for (const client of server.clients) client.terminate()
-      server.close(() => resolve())
+      server.close(() => web.close(() => resolve()))
     })
   }
 }

@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { startFakeGatewayRpc } from "../../../testing/fakeGatewayRpc.js"
 import { until, workItemProgress } from "../../../testing/poll.js"
 import { testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { clusterOf, kubernetesDriver } from "../../../testing/kubernetes/driver.js"
@@ -145,6 +146,23 @@ describe("workspace files of a kubernetes Agent through the API", () => {
         }).pipe(Effect.ensuring(Effect.sync(() => { cutOff = undefined })))
         expect(fs.readFileSync(path.join(volume, "SOUL.md"), "utf8")).toBe("# Soul\nEdited.\n")
         expect(yield* audited()).toHaveLength(2)
+        // A gateway that refuses the service's connect (an unpaired device): nothing sent, 503.
+        // One that takes the write and drops the connection: the outcome is unknown, 503 UNKNOWN_OUTCOME.
+        const refusing = yield* Effect.promise(() => startFakeGatewayRpc("refuse"))
+        const dropping = yield* Effect.promise(() => startFakeGatewayRpc("drop"))
+        yield* Effect.gen(function* () {
+          cutOff = refusing.url
+          expectError(yield* call("GET", `${files}/SOUL.md`), 503, "DEPENDENCY_UNAVAILABLE")
+          expectError(yield* call("PUT", `${files}/SOUL.md`, { content: "# Soul\nRefused.\n" }), 503, "DEPENDENCY_UNAVAILABLE")
+          cutOff = dropping.url
+          expectError(yield* call("PUT", `${files}/SOUL.md`, { content: "# Soul\nMaybe.\n" }), 503, "UNKNOWN_OUTCOME")
+          expect(dropping.received).toEqual(["agents.list", "agents.files.set"])
+        }).pipe(Effect.ensuring(Effect.promise(async () => {
+          cutOff = undefined
+          await Promise.all([refusing.close(), dropping.close()])
+        })))
+        // Both failed writes are audited as failures (the gateway was healthy to the service).
+        expect((yield* audited()).map((row) => row.outcome)).toEqual(["success", "success", "failure", "failure"])
         // Reachable again: served again.
         expect(expectData(yield* call("GET", `${files}/SOUL.md`), 200)).toEqual({ name: "SOUL.md", content: "# Soul\nEdited.\n" })
 

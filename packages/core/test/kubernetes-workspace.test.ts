@@ -116,7 +116,7 @@ describe("kubernetes workspace files through the gateway's RPC", () => {
       expect(yield* flip(driver.readWorkspaceFile(stale, "SOUL.md"))).toMatchObject(failed("GATEWAY_NOT_RUNNING", false))
     }), 120_000)
 
-  it.live("unreachable: the resolver refuses, nothing listens, the connect is refused, the request is never answered", () =>
+  it.live("unreachable: the resolver refuses, nothing listens, no challenge, the connect is refused, the request is never answered", () =>
     Effect.gen(function* () {
       const through = (resolver: Compute.EndpointResolver) =>
         kubernetesDriver(state, { resolver, workspaceTimeout: Duration.seconds(5) })
@@ -131,8 +131,14 @@ describe("kubernetes workspace files through the gateway's RPC", () => {
       const fakes: Array<FakeGatewayRpc> = []
       const refused = yield* Effect.promise(() => startFakeGatewayRpc("refuse"))
       const dropping = yield* Effect.promise(() => startFakeGatewayRpc("drop"))
-      fakes.push(refused, dropping)
+      const mute = yield* Effect.promise(() => startFakeGatewayRpc("mute"))
+      fakes.push(refused, dropping, mute)
       yield* Effect.gen(function* () {
+        // No challenge within the connect timeout: nothing was sent.
+        const muteDriver = through(() => Effect.succeed(mute.url))
+        expect(yield* flip(muteDriver.readWorkspaceFile(ref, "SOUL.md"))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", false))
+        expect(yield* flip(muteDriver.writeWorkspaceFile(ref, "SOUL.md", bytes("lost")))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", true))
+        expect(mute.received).toEqual([])
         const refusedDriver = through(() => Effect.succeed(refused.url))
         expect(yield* flip(refusedDriver.readWorkspaceFile(ref, "SOUL.md"))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", false))
         expect(yield* flip(refusedDriver.writeWorkspaceFile(ref, "SOUL.md", bytes("lost")))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", true))

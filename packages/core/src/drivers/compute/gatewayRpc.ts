@@ -129,8 +129,14 @@ export const gatewaySession = (
         answer?.(Effect.succeed({ id: frame["id"], ok: frame["ok"] === true, payload: frame["payload"], error: frame["error"] } as RpcAnswer))
       }
     })
-    return Effect.sync(() => socket.terminate())
+    // Interrupted (the connect timeout): the socket's own close must not resume again.
+    return Effect.sync(() => {
+      connected = true
+      socket.terminate()
+    })
   }).pipe(
+    // Acquisition is uninterruptible: without this the timeout would wait for the handshake.
+    Effect.interruptible,
     Effect.timeoutFail({
       duration: options.connectTimeout ?? Duration.seconds(15),
       onTimeout: () => new GatewayRpcError({ reason: "timeout", sent: false, detail: "no connect answer in time" })
