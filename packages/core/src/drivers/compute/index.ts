@@ -3,6 +3,15 @@ export * from "./driver.js"
 export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
 export { metered, meteredCompute } from "./metered.js"
 export {
+  type DeviceIdentity,
+  type GatewayEndpoint,
+  GatewayRpcError,
+  type GatewaySession,
+  gatewaySession,
+  makeDeviceIdentity,
+  type RpcAnswer
+} from "./gatewayRpc.js"
+export {
   type KubernetesComputeOptions,
   type KubernetesSettings,
   defaultResolver,

@@ -17,6 +17,7 @@ import { agentManifests, filesObjectName, type GatewayWorkload, TOKEN_VARIABLE }
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import type { EndpointResolver } from "./endpoints.js"
 import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
+import { makeWorkspaceFiles } from "./workspaceFiles.js"
 import { agentPods, isAvailable, objectRef, readWorkload, requireNamespace, runsRevision, tokenFor } from "./workload.js"
 
 export interface GatewayOptions {
@@ -25,6 +26,8 @@ export interface GatewayOptions {
   /** The longest a start waits for the Deployment and `/readyz` (default 10 min). */
   readonly readinessTimeout?: Duration.DurationInput | undefined
   readonly probeTimeout?: Duration.DurationInput | undefined
+  /** The longest a workspace file call waits to connect, and then for its answer (default 15 s, 30 s). */
+  readonly workspaceTimeout?: Duration.DurationInput | undefined
 }
 
 type AgentHalf = Omit<ComputeDriverShape, "id" | "supportsExistingNamespace" | "provisionNamespace" | "teardownNamespace">
@@ -155,10 +158,6 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       ]
     })
 
-  const workspaceUnavailable = Effect.fail(
-    failure(KubernetesCodes.WORKSPACE_UNAVAILABLE, "Workspace files of a cluster gateway cannot be reached.", false)
-  )
-
   const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) =>
     Effect.gen(function* () {
       const workload = yield* readWorkload(cluster, ref)
@@ -192,8 +191,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
     deleteGateway,
     gatewayHealth,
     diagnostics,
-    readWorkspaceFile: () => workspaceUnavailable,
-    writeWorkspaceFile: () => workspaceUnavailable,
+    ...makeWorkspaceFiles(privateEndpoint, { connectTimeout: options.workspaceTimeout, callTimeout: options.workspaceTimeout }),
     privateEndpoint,
     liveGateways
   }

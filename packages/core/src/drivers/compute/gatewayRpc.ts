@@ -1,0 +1,163 @@
+/**
+ * A client of a running OpenClaw gateway's own WebSocket RPC (the protocol its CLI and Control UI
+ * speak). It connects as an operator backend client: waits for `connect.challenge`, signs it with
+ * an Ed25519 device key (v3 payload over the gateway token), sends `connect` with the token and
+ * the asked scopes, then serves calls over the one connection until its scope closes.
+ *
+ * The gateway pairs a new device key silently only when the client is local to it (loopback);
+ * from elsewhere it answers `NOT_PAIRED` until an operator approves the device (see
+ * docs/decisions/kubernetes.md). The token only travels in the `connect` frame, never in a header.
+ */
+import { Data, Duration, Effect, type Scope } from "effect"
+import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto"
+import { WebSocket } from "ws"
+
+/** Why a gateway RPC did not produce an answer. `sent`: a request was on the wire (its outcome is unknown). */
+export class GatewayRpcError extends Data.TaggedError("GatewayRpcError")<{
+  readonly reason: "unreachable" | "refused" | "closed" | "timeout"
+  readonly sent: boolean
+  readonly detail: string
+}> {}
+
+/** One answer frame: `ok` with `payload`, or not `ok` with `error`. */
+export interface RpcAnswer {
+  readonly id: string
+  readonly ok: boolean
+  readonly payload?: unknown
+  readonly error?: { readonly code?: string; readonly message?: string }
+}
+
+/** The key a client signs the gateway's challenge with; the gateway pairs it on first connect. */
+export interface DeviceIdentity {
+  readonly id: string
+  readonly publicKey: string
+  readonly privateKey: KeyObject
+}
+
+export const makeDeviceIdentity = (): DeviceIdentity => {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519")
+  const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32)
+  return { id: createHash("sha256").update(raw).digest("hex"), publicKey: raw.toString("base64url"), privateKey }
+}
+
+export interface GatewayEndpoint {
+  readonly url: string
+  readonly token: string
+}
+
+export interface SessionOptions {
+  readonly scopes: ReadonlyArray<string>
+  readonly device?: DeviceIdentity | undefined
+  /** The longest the connection and the handshake may take (default 15 s). */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** The longest one call waits for its answer (default 30 s). */
+  readonly callTimeout?: Duration.DurationInput | undefined
+  readonly client?: { readonly version: string; readonly platform: string } | undefined
+}
+
+export interface GatewaySession {
+  readonly call: (method: string, params?: Readonly<Record<string, unknown>>) => Effect.Effect<RpcAnswer, GatewayRpcError>
+}
+
+const CLIENT_ID = "gateway-client"
+const CLIENT_MODE = "backend"
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const parseFrame = (data: unknown): Record<string, unknown> | undefined => {
+  try {
+    const frame: unknown = JSON.parse(String(data))
+    return isRecord(frame) ? frame : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const errorText = (error: unknown) =>
+  isRecord(error) ? `${String(error["code"] ?? "")}: ${String(error["message"] ?? "")}` : "no error given"
+
+/** An authenticated connection to the gateway at `endpoint`, closed with its scope. */
+export const gatewaySession = (
+  endpoint: GatewayEndpoint,
+  options: SessionOptions
+): Effect.Effect<GatewaySession, GatewayRpcError, Scope.Scope> => {
+  const device = options.device ?? makeDeviceIdentity()
+  const client = { id: CLIENT_ID, mode: CLIENT_MODE, version: options.client?.version ?? "svc", platform: options.client?.platform ?? process.platform }
+  const pending = new Map<string, (result: Effect.Effect<RpcAnswer, GatewayRpcError>) => void>()
+  let closed: GatewayRpcError | undefined
+  let counter = 0
+
+  const connect = Effect.async<WebSocket, GatewayRpcError>((resume) => {
+    const url = new URL(endpoint.url)
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:"
+    const socket = new WebSocket(url.toString(), { perMessageDeflate: false, followRedirects: false })
+    let connected = false
+    const lose = (reason: GatewayRpcError["reason"], detail: string) => {
+      if (!connected) {
+        connected = true
+        socket.terminate()
+        return resume(Effect.fail(new GatewayRpcError({ reason, sent: false, detail })))
+      }
+      closed ??= new GatewayRpcError({ reason: "closed", sent: false, detail })
+      for (const [, answer] of pending) answer(Effect.fail(new GatewayRpcError({ reason: "closed", sent: true, detail })))
+      pending.clear()
+    }
+    socket.on("error", (error) => lose("unreachable", error.message))
+    socket.on("close", (code) => lose("closed", `socket closed (${code})`))
+    socket.on("message", (data) => {
+      const frame = parseFrame(data)
+      if (frame === undefined) return
+      if (frame["type"] === "event" && frame["event"] === "connect.challenge" && isRecord(frame["payload"])) {
+        const { nonce, ts } = frame["payload"]
+        const signed = ["v3", device.id, client.id, client.mode, "operator", options.scopes.join(","), String(ts), endpoint.token, String(nonce), client.platform, ""]
+        const signature = sign(null, Buffer.from(signed.join("|"), "utf8"), device.privateKey).toString("base64url")
+        socket.send(JSON.stringify({
+          type: "req", id: "connect", method: "connect",
+          params: {
+            minProtocol: 4, maxProtocol: 4, client, role: "operator", scopes: options.scopes, caps: [],
+            auth: { token: endpoint.token },
+            device: { id: device.id, publicKey: device.publicKey, signature, signedAt: ts, nonce }
+          }
+        }))
+      } else if (frame["type"] === "res" && frame["id"] === "connect" && !connected) {
+        if (frame["ok"] !== true) return lose("refused", `connect refused (${errorText(frame["error"])})`)
+        connected = true
+        resume(Effect.succeed(socket))
+      } else if (frame["type"] === "res" && typeof frame["id"] === "string") {
+        const answer = pending.get(frame["id"])
+        pending.delete(frame["id"])
+        answer?.(Effect.succeed({ id: frame["id"], ok: frame["ok"] === true, payload: frame["payload"], error: frame["error"] } as RpcAnswer))
+      }
+    })
+    // Interrupted (the connect timeout): the socket's own close must not resume again.
+    return Effect.sync(() => {
+      connected = true
+      socket.terminate()
+    })
+  }).pipe(
+    // Acquisition is uninterruptible: without this the timeout would wait for the handshake.
+    Effect.interruptible,
+    Effect.timeoutFail({
+      duration: options.connectTimeout ?? Duration.seconds(15),
+      onTimeout: () => new GatewayRpcError({ reason: "timeout", sent: false, detail: "no connect answer in time" })
+    })
+  )
+
+  const session = (socket: WebSocket): GatewaySession => ({
+    call: (method, params) =>
+      Effect.async<RpcAnswer, GatewayRpcError>((resume) => {
+        if (closed !== undefined) return resume(Effect.fail(closed))
+        const id = `r${++counter}`
+        pending.set(id, resume)
+        socket.send(JSON.stringify({ type: "req", id, method, params: params ?? {} }))
+        return Effect.sync(() => pending.delete(id))
+      }).pipe(
+        Effect.timeoutFail({
+          duration: options.callTimeout ?? Duration.seconds(30),
+          onTimeout: () => new GatewayRpcError({ reason: "timeout", sent: true, detail: `no answer to ${method} in time` })
+        })
+      )
+  })
+
+  return Effect.acquireRelease(connect, (socket) => Effect.sync(() => socket.terminate())).pipe(Effect.map(session))
+}
