@@ -104,7 +104,7 @@ const initRepository = (gitRoot: string, fullName: string) => {
 
 export const startFakeCodeHost = async (
   repositories: ReadonlyArray<FakeRepository>,
-  options: { readonly appId?: string; readonly installationId?: string } = {}
+  options: { readonly appId?: string; readonly installationId?: string; readonly tokenLifetimeMs?: number } = {}
 ): Promise<FakeCodeHost> => {
   const appId = options.appId ?? "4242"
   const installationId = options.installationId ?? "777"
@@ -214,7 +214,7 @@ export const startFakeCodeHost = async (
         token: `ghs_${randomBytes(18).toString("hex")}`,
         repositoryIds: ids,
         permissions: body.permissions ?? {},
-        expiresAtMs: Date.now() + 3600_000,
+        expiresAtMs: Date.now() + (options.tokenLifetimeMs ?? 3600_000),
         revoked: false
       }
       tokens.push(issued)

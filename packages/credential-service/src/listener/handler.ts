@@ -8,6 +8,7 @@ import { CredentialServiceLimits as L } from "@svc/core/schema"
 import type * as http from "node:http"
 import { Readable } from "node:stream"
 import { digestOf } from "../sessions/bearer.js"
+import { UpstreamError } from "../upstream/codeHost.js"
 import { inflated, readLimited, refuse, type Surface } from "./bodies.js"
 import { presentedBearer } from "./credentials.js"
 import { type ExchangeSlots } from "./exchanges.js"
@@ -160,8 +161,9 @@ export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMess
   try {
     if (route.kind === "git") await proxyGit(deps, req, res, session, route.service, route.endpoint)
     else await proxyApi(deps, req, res, session, route.upstreamPath)
-  } catch {
-    refuse(res, surface, 502, "the code host could not be reached")
+  } catch (error) {
+    if (error instanceof UpstreamError && error.busy === true) refuse(res, surface, 503, "the credential service is busy; try again")
+    else refuse(res, surface, 502, "the code host could not be reached")
   } finally {
     release()
   }

@@ -6,7 +6,7 @@
 import type { RepositoryProfileName } from "@svc/core/config"
 import { RepositorySessionsRepo } from "@svc/core/db"
 import { CredentialServiceLimits as L } from "@svc/core/schema"
-import { Effect, Layer, Option, Runtime } from "effect"
+import { Effect, Either, Layer, Option, Runtime } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { CodeHostClient } from "../upstream/codeHost.js"
@@ -41,7 +41,8 @@ export const listenerLayer = (options: ListenerOptions) =>
       }))))
     const handler = makeHandler({
       lookup,
-      tokenFor: (session) => run(tokens.tokenFor(session)),
+      // The UpstreamError itself is thrown, so the handler can tell a full provider queue (503).
+      tokenFor: (session) => run(Effect.either(tokens.tokenFor(session))).then(Either.getOrThrowWith((error) => error)),
       gitOrigin: options.client.gitOrigin,
       apiOrigin: options.client.apiOrigin,
       listenerUrl: options.listenerUrl,

@@ -10,11 +10,13 @@ import { CredentialServiceLimits } from "@svc/core/schema"
 import { Data, Effect } from "effect"
 import type { KeyObject } from "node:crypto"
 import { appJwt } from "./appJwt.js"
+import { makeProviderQueue } from "./providerQueue.js"
 
 export const API_ORIGIN = "https://api.github.com"
 export const GIT_ORIGIN = "https://github.com"
 
-export class UpstreamError extends Data.TaggedError("UpstreamError")<{ readonly reason: string }> {}
+/** A provider action failed; `busy` when it was refused because the provider-action queue was full. */
+export class UpstreamError extends Data.TaggedError("UpstreamError")<{ readonly reason: string; readonly busy?: boolean }> {}
 
 export interface InstallationToken {
   readonly token: string
@@ -57,9 +59,15 @@ export const makeCodeHostClient = (
   const apiOrigin = upstreamOrigin(overrides, API_ORIGIN)
   const gitOrigin = upstreamOrigin(overrides, GIT_ORIGIN)
   const headers = { accept: "application/vnd.github+json", "user-agent": "svc-credential-service" }
+  const queue = makeProviderQueue()
+  /** Every App API call is a provider action: one at a time, a bounded queue (SPEC 8). */
+  const provider = <A>(action: Effect.Effect<A, UpstreamError>): Effect.Effect<A, UpstreamError> =>
+    queue.run(action).pipe(
+      Effect.catchTag("ProviderBusy", (busy) => Effect.fail(new UpstreamError({ reason: busy.message, busy: true })))
+    )
 
   const mintFor = (repositoryIds: ReadonlyArray<string>, permissions: PermissionMap) =>
-    Effect.gen(function* () {
+    provider(Effect.gen(function* () {
       const jwt = appJwt(key, registry.appId, Date.now())
       const response = yield* call(`${apiOrigin}/app/installations/${registry.installationId}/access_tokens`, {
         method: "POST",
@@ -79,12 +87,12 @@ export const makeCodeHostClient = (
         return yield* new UpstreamError({ reason: "token response lacks token or expires_at" })
       }
       return { token: body.token, expiresAtMs }
-    })
+    }))
 
   const mint = (repositoryId: string, permissions: PermissionMap) => mintFor([repositoryId], permissions)
 
   const readRepository = (token: string, repository: string) =>
-    Effect.gen(function* () {
+    provider(Effect.gen(function* () {
       const response = yield* call(`${apiOrigin}/repos/${repository}`, { headers: { ...headers, authorization: `token ${token}` } })
       if (response.status === 403 || response.status === 404) {
         yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
@@ -101,17 +109,17 @@ export const makeCodeHostClient = (
       if (typeof body !== "object" || body === null) return yield* new UpstreamError({ reason: "repository response is not an object" })
       const fields = body as { id?: unknown; description?: unknown }
       return { id: fields.id, description: fields.description }
-    })
+    }))
 
   const revoke = (token: string) =>
-    call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
+    provider(call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
       Effect.flatMap((response) =>
         // 401: the token is already invalid, which is what revocation wants.
         response.status === 204 || response.status === 401
           ? Effect.void
           : Effect.fail(new UpstreamError({ reason: `revocation answered ${response.status}` }))
       )
-    )
+    ))
 
   return { apiOrigin, gitOrigin, mint, mintFor, readRepository, revoke }
 }

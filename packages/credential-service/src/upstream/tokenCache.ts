@@ -29,11 +29,28 @@ export const makeTokenCache = (
     const retired = yield* Ref.make(new Map<string, Array<string>>())
     const margin = CredentialServiceLimits.credentialMarginSeconds * 1000
 
+    /** Removes and returns the session's replaced tokens. */
+    const takeRetired = (sessionId: string) =>
+      Ref.modify(retired, (r) => {
+        const next = new Map(r)
+        next.delete(sessionId)
+        return [r.get(sessionId) ?? [], next] as const
+      })
+
+    const revokeRetired = (sessionId: string) =>
+      Effect.flatMap(
+        takeRetired(sessionId),
+        // Retired tokens are past their credential margin: a failed revocation only leaves one to expire.
+        (old) => Effect.forEach(old, (token) => Effect.ignore(client.revoke(token)), { discard: true })
+      )
+
     const tokenFor: TokenCache["tokenFor"] = (session) =>
       SynchronizedRef.modifyEffect(tokens, (map) => {
         const cached = map.get(session.id)
         if (cached !== undefined && cached.expiresAtMs - margin > Date.now()) return Effect.succeed([cached.token, map])
-        return client.mint(session.repositoryId, profilePermissions[session.profile]).pipe(
+        // Two credential slots per session (SPEC 8): the token being replaced stays for exchanges
+        // still using it; anything older is revoked before another is minted.
+        return Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile])).pipe(
           Effect.tap((minted) => onMinted(session.id, minted.expiresAtMs)),
           Effect.tap(() =>
             cached === undefined
@@ -51,11 +68,7 @@ export const makeTokenCache = (
           next.delete(sessionId)
           return [map.get(sessionId), next] as const
         })
-        const old = yield* Ref.modify(retired, (r) => {
-          const next = new Map(r)
-          next.delete(sessionId)
-          return [r.get(sessionId) ?? [], next] as const
-        })
+        const old = yield* takeRetired(sessionId)
         const all = [...old, ...(current === undefined ? [] : [current.token])]
         const results = yield* Effect.forEach(all, (token) => Effect.either(client.revoke(token)))
         const failed = results.filter((r) => r._tag === "Left").length

@@ -1,0 +1,50 @@
+/**
+ * Two credential slots per session (SPEC 8): the installation tokens the credential service holds
+ * for one session are the current one and the one it replaced; anything older is revoked upstream
+ * before another is minted, and close revokes the two left. Against the loopback code host, with
+ * tokens that are due for replacement at once (a lifetime inside the 60 s credential margin).
+ */
+import { Effect } from "effect"
+import { createPrivateKey } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sampleRegistry } from "../../../testing/credentialService.js"
+import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { API_ORIGIN, GIT_ORIGIN, makeCodeHostClient } from "../src/upstream/codeHost.js"
+import { makeTokenCache } from "../src/upstream/tokenCache.js"
+
+let host: FakeCodeHost
+
+beforeAll(async () => {
+  host = await startFakeCodeHost([{ id: 1001, fullName: "acme/widgets", description: "Widgets" }], { tokenLifetimeMs: 30_000 })
+})
+afterAll(() => host?.close())
+
+describe("credential slots per session", () => {
+  it("holds at most two tokens per session: each replacement revokes the one before the replaced; close revokes both", async () => {
+    const client = makeCodeHostClient(
+      sampleRegistry({ appId: host.appId, installationId: host.installationId }),
+      createPrivateKey(host.privateKeyPem),
+      new Map([[API_ORIGIN, host.url], [GIT_ORIGIN, host.url]])
+    )
+    const minted: Array<string> = []
+    const cache = await Effect.runPromise(makeTokenCache(client, (sessionId) => Effect.sync(() => void minted.push(sessionId))))
+    const session = { id: "rs_slots", repositoryId: "1001", profile: "git-read" as const }
+    const other = { id: "rs_other", repositoryId: "1001", profile: "git-write" as const }
+
+    const used: Array<string> = []
+    for (let i = 0; i < 4; i++) used.push(await Effect.runPromise(cache.tokenFor(session)))
+    expect(await Effect.runPromise(cache.tokenFor(other))).toBe(host.tokens[4]!.token)
+    expect(new Set(used).size).toBe(4)
+    expect(host.tokens.map((t) => t.token).slice(0, 4)).toEqual(used)
+    // Before the 3rd mint the 1st was revoked, before the 4th the 2nd: two live for the session.
+    expect(host.revoked).toEqual(used.slice(0, 2))
+    const live = (tokens: ReadonlyArray<string>) => host.tokens.filter((t) => tokens.includes(t.token) && !t.revoked).map((t) => t.token)
+    expect(live(used)).toEqual(used.slice(2))
+    expect(minted).toEqual(["rs_slots", "rs_slots", "rs_slots", "rs_slots", "rs_other"])
+
+    expect(await Effect.runPromise(cache.revokeFor(session.id))).toEqual({ revoked: 2, failed: 0 })
+    expect([...host.revoked].sort()).toEqual([...used].sort())
+    // The other session's token was never touched.
+    expect(live([host.tokens[4]!.token])).toEqual([host.tokens[4]!.token])
+  })
+})
