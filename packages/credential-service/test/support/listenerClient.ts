@@ -22,8 +22,6 @@ export interface ListenerResponse {
   readonly status: number
   readonly headers: http.IncomingHttpHeaders
   readonly text: string
-  /** Body bytes the client had written when the answer came. */
-  readonly sent: number
 }
 
 /**
@@ -62,7 +60,7 @@ export const streamedRequest = (
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () =>
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8"), sent })
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8") })
       )
       response.on("error", reject)
     })
