@@ -149,6 +149,7 @@ const proxyApi = async (
 export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMessage, res: http.ServerResponse) => {
   const url = new URL(req.url ?? "/", "http://listener")
   const surface = surfaceOf(url)
+  if (req.rawHeaders.length / 2 > L.headerPairs) return refuse(res, surface, 431, "the request has too many header fields")
   if ((req.url ?? "").length > L.requestTargetBytes) return refuse(res, surface, 414, "the request target is too long")
   const bearer = presentedBearer(req.headers)
   if (bearer === undefined) return refuse(res, surface, 401, "authentication required")

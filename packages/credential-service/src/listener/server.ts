@@ -52,7 +52,8 @@ export const listenerLayer = (options: ListenerOptions) =>
       maxHeaderSize: L.headerBytes,
       requestTimeout: L.exchangeTotalSeconds * 1000
     }, (req, res) => void handler(req, res))
-    server.maxHeadersCount = L.headerPairs
+    // Node drops pairs past maxHeadersCount silently; one more is kept so the handler can refuse (431).
+    server.maxHeadersCount = L.headerPairs + 1
     server.maxConnections = L.socketsPerListener
     yield* Effect.acquireRelease(
       Effect.async<void>((resume) => {

@@ -1,0 +1,237 @@
+/**
+ * SPEC 8's credential-service defaults at the client listener of a real credential service,
+ * with the loopback code host: request target, Git fetch/push and API input, header size and
+ * count, and concurrent exchanges per session and in total, each with its fixed answer, and
+ * the listener serving the next request afterwards.
+ */
+import { Migrations } from "@svc/core/db"
+import { CredentialServiceLimits as L } from "@svc/core/schema"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  admissionId,
+  frozenGrant,
+  NS_A,
+  openSession,
+  type RunningCredentialService,
+  sampleRegistry,
+  startCredentialService,
+  writeCredentialServiceFiles
+} from "../../../testing/credentialService.js"
+import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { rawExchange, streamedRequest } from "./support/listenerClient.js"
+
+const registry = sampleRegistry()
+let host: FakeCodeHost
+let files: ReturnType<typeof writeCredentialServiceFiles>
+let databaseUrl = ""
+let service: RunningCredentialService
+let bearer = ""
+
+const open = async () => {
+  const response = await openSession(files.socketPath, admissionId(), {
+    durationSeconds: 600,
+    grant: frozenGrant(registry, NS_A, "widgets", "git-write")
+  })
+  expect(response.status).toBe(201)
+  return (response.body.data as { bearer: string }).bearer
+}
+
+beforeAll(async () => {
+  host = await startFakeCodeHost([{ id: 1001, fullName: "acme/widgets", description: "Widgets and more" }])
+  files = writeCredentialServiceFiles(registry, host.privateKeyPem)
+  databaseUrl = await createDatabase()
+  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
+  service = await startCredentialService(files, databaseUrl, {
+    SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url })
+  })
+  bearer = await open()
+}, 120_000)
+
+afterAll(async () => {
+  await service?.process.stop()
+  await host?.close()
+  if (databaseUrl !== "") await dropDatabase(databaseUrl)
+})
+
+const get = (pathname: string, as: string) =>
+  fetch(`${service.listenerUrl}${pathname}`, { headers: { authorization: `token ${as}` } })
+
+const REPO = "/api/v3/repos/acme/widgets"
+const PULLS = `${REPO}/pulls`
+const UPLOAD_PACK = "/acme/widgets.git/git-upload-pack"
+const TOO_LARGE = "the request body is larger than the credential service allows"
+const BUSY = "too many concurrent requests; try again"
+
+/** The listener still answers a session's ordinary read. */
+const expectHealthy = async () => {
+  const response = await get(REPO, bearer)
+  expect(response.status).toBe(200)
+  expect(await response.json()).toEqual({ id: 1001, full_name: "acme/widgets", description: "Widgets and more" })
+}
+
+const expectApiRefusal = async (response: Response, status: number, message: string) => {
+  expect([response.status, response.headers.get("content-type"), await response.json()]).toEqual([
+    status,
+    "application/json",
+    { message }
+  ])
+}
+
+/** Waits until the code host has seen `count` repository reads (held ones included). */
+const repositoryReadsReach = async (count: number) => {
+  const seen = () => host.requests.filter((line) => line === "GET /repos/acme/widgets").length
+  while (seen() < count) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+describe("request target", () => {
+  it("over 8 KiB is 414 on the API and on Git; exactly 8 KiB is served", async () => {
+    const long = `${PULLS}?state=${"a".repeat(L.requestTargetBytes)}`
+    await expectApiRefusal(await get(long, bearer), 414, "the request target is too long")
+    const git = await get(`/acme/widgets.git/info/refs?service=git-upload-pack&x=${"a".repeat(L.requestTargetBytes)}`, bearer)
+    expect([git.status, git.headers.get("content-type"), await git.text()]).toEqual([
+      414,
+      "text/plain; charset=utf-8",
+      "the request target is too long\n"
+    ])
+    const prefix = `${PULLS}?state=`
+    const exact = `${prefix}${"a".repeat(L.requestTargetBytes - prefix.length)}`
+    expect(exact.length).toBe(L.requestTargetBytes)
+    const served = await get(exact, bearer)
+    expect([served.status, await served.json()]).toEqual([200, []])
+    await expectHealthy()
+  })
+})
+
+describe("request bodies", () => {
+  it("a Git fetch body over 1 MiB is 413, streamed or declared; the listener then serves Git", async () => {
+    const headers = { "content-type": "application/x-git-upload-pack-request" }
+    const streamed = await streamedRequest(service.listenerUrl, "POST", UPLOAD_PACK, {
+      bearer,
+      headers,
+      bodyBytes: L.gitFetchInputBytes + 1
+    })
+    expect([streamed.status, streamed.headers["content-type"], streamed.text]).toEqual([
+      413,
+      "text/plain; charset=utf-8",
+      `${TOO_LARGE}\n`
+    ])
+    expect(streamed.headers.connection).toBe("close")
+    const declared = await streamedRequest(service.listenerUrl, "POST", UPLOAD_PACK, {
+      bearer,
+      headers,
+      declaredLength: L.gitFetchInputBytes + 1
+    })
+    expect([declared.status, declared.text]).toEqual([413, `${TOO_LARGE}\n`])
+    const refs = await get("/acme/widgets.git/info/refs?service=git-upload-pack", bearer)
+    expect(refs.status).toBe(200)
+    expect(refs.headers.get("content-type")).toBe("application/x-git-upload-pack-advertisement")
+    expect(await refs.text()).toContain("refs/heads/main")
+    await expectHealthy()
+  })
+
+  it("an API body over 1 MiB is 413 as JSON; the listener then serves the API", async () => {
+    const streamed = await streamedRequest(service.listenerUrl, "POST", `${REPO}/issues`, {
+      bearer,
+      headers: { "content-type": "application/json" },
+      bodyBytes: L.apiInputBytes + 1
+    })
+    expect([streamed.status, streamed.headers["content-type"], JSON.parse(streamed.text)]).toEqual([
+      413,
+      "application/json",
+      { message: TOO_LARGE }
+    ])
+    await expectHealthy()
+  })
+
+  it("a push is held to 256 MiB, not the 1 MiB fetch limit", async () => {
+    const headers = { "content-type": "application/x-git-receive-pack-request" }
+    const target = "/acme/widgets.git/git-receive-pack"
+    const declared = await streamedRequest(service.listenerUrl, "POST", target, {
+      bearer,
+      headers,
+      declaredLength: L.gitPushInputBytes + 1
+    })
+    expect([declared.status, declared.text]).toEqual([413, `${TOO_LARGE}\n`])
+    // Past 1 MiB a push body is read and its command list judged (this one is not a command list).
+    const past = await streamedRequest(service.listenerUrl, "POST", target, {
+      bearer,
+      headers,
+      bodyBytes: L.gitFetchInputBytes + 64 * 1024
+    })
+    expect([past.status, past.text]).toEqual([403, "push refused: malformed ref update\n"])
+    await expectHealthy()
+  })
+})
+
+describe("headers", () => {
+  const request = (extra: string) =>
+    `GET ${REPO} HTTP/1.1\r\nHost: listener\r\nAuthorization: token ${bearer}\r\n${extra}Connection: close\r\n\r\n`
+
+  it("over 32 KiB is Node's 431; just under is served; the next request is served", async () => {
+    const refused = await rawExchange(service.listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes)}\r\n`))
+    expect(refused).toBe("HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n")
+    const served = await rawExchange(service.listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes - 1024)}\r\n`))
+    expect(served.split("\r\n")[0]).toBe("HTTP/1.1 200 OK")
+    await expectHealthy()
+  })
+
+  it("more than 64 pairs is 431 (Node would drop the extra pairs); 64 are served; the next request is served", async () => {
+    // Node's client sends Host, Authorization and Connection besides these.
+    const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h${i}`, String(i)]))
+    const refused = await streamedRequest(service.listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 2) })
+    expect([refused.status, refused.headers.connection, refused.headers["content-type"], JSON.parse(refused.text)]).toEqual([
+      431,
+      "close",
+      "application/json",
+      { message: "the request has too many header fields" }
+    ])
+    const served = await streamedRequest(service.listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 3) })
+    expect(served.status).toBe(200)
+    await expectHealthy()
+  })
+})
+
+describe("concurrent exchanges", () => {
+  it("a 5th exchange of one session is 503 while 4 are held upstream; a finished one gives its slot back", async () => {
+    const mine = await open()
+    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const releaseFirst = host.holdRepositoryReads()
+    const first = get(REPO, mine)
+    await repositoryReadsReach(base + 1)
+    const releaseRest = host.holdRepositoryReads()
+    const rest = [get(REPO, mine), get(REPO, mine), get(REPO, mine)]
+    await repositoryReadsReach(base + L.exchangesPerSession)
+
+    await expectApiRefusal(await get(PULLS, mine), 503, BUSY)
+    const git = await get("/acme/widgets.git/info/refs?service=git-upload-pack", mine)
+    expect([git.status, await git.text()]).toEqual([503, `${BUSY}\n`])
+    // Another session is not limited by this one's exchanges.
+    expect((await get(PULLS, bearer)).status).toBe(200)
+
+    releaseFirst()
+    expect((await first).status).toBe(200)
+    const again = await get(PULLS, mine)
+    expect([again.status, await again.json()]).toEqual([200, []])
+    releaseRest()
+    for (const response of await Promise.all(rest)) expect(response.status).toBe(200)
+  }, 60_000)
+
+  it("the 33rd exchange across sessions is 503 while 32 are held; all are served once released", async () => {
+    const sessions: Array<string> = []
+    for (let i = 0; i < L.exchangesTotal / L.exchangesPerSession; i++) sessions.push(await open())
+    const ninth = await open()
+    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const release = host.holdRepositoryReads()
+    const held = sessions.flatMap((s) => Array.from({ length: L.exchangesPerSession }, () => get(REPO, s)))
+    await repositoryReadsReach(base + L.exchangesTotal)
+
+    await expectApiRefusal(await get(PULLS, ninth), 503, BUSY)
+    await expectApiRefusal(await get(PULLS, bearer), 503, BUSY)
+    release()
+    for (const response of await Promise.all(held)) expect(response.status).toBe(200)
+    const after = await get(PULLS, ninth)
+    expect([after.status, await after.json()]).toEqual([200, []])
+  }, 120_000)
+})
