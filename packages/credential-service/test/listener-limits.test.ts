@@ -218,6 +218,36 @@ describe("concurrent exchanges", () => {
     for (const response of await Promise.all(rest)) expect(response.status).toBe(200)
   }, 60_000)
 
+  it("a client that goes away gives its slot back without waiting for the code host", async () => {
+    const mine = await open()
+    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const release = host.holdRepositoryReads()
+    const clients = Array.from({ length: L.exchangesPerSession }, () => new AbortController())
+    const held = clients.map((client) =>
+      fetch(`${service.listenerUrl}${REPO}`, { headers: { authorization: `token ${mine}` }, signal: client.signal }).then(
+        (response) => response.status,
+        () => "gone" as const
+      )
+    )
+    await repositoryReadsReach(base + L.exchangesPerSession)
+    await expectApiRefusal(await get(PULLS, mine), 503, BUSY)
+
+    // One client disconnects while the code host still holds its read: its slot comes back now.
+    clients[0]!.abort()
+    let status = 503
+    for (let attempt = 0; attempt < 200 && status === 503; attempt++) {
+      const response = await get(PULLS, mine)
+      status = response.status
+      await response.arrayBuffer()
+      if (status === 503) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(status).toBe(200)
+
+    release()
+    expect(await Promise.all(held)).toEqual(["gone", 200, 200, 200])
+    await expectHealthy()
+  }, 60_000)
+
   it("the 33rd exchange across sessions is 503 while 32 are held; all are served once released", async () => {
     const sessions: Array<string> = []
     for (let i = 0; i < L.exchangesTotal / L.exchangesPerSession; i++) sessions.push(await open())

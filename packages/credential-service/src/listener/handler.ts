@@ -47,7 +47,7 @@ const stripCloneTokens = (value: unknown): unknown => {
 }
 
 const proxyGit = async (
-  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse,
+  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal,
   session: ActiveSession, service: "git-upload-pack" | "git-receive-pack", endpoint: "info/refs" | "rpc"
 ) => {
   const pushing = service === "git-receive-pack"
@@ -79,7 +79,7 @@ const proxyGit = async (
     headers,
     ...(body === undefined ? {} : { body }),
     redirect: "error",
-    signal: AbortSignal.timeout(L.exchangeTotalSeconds * 1000)
+    signal
   })
   const out: Record<string, string> = {}
   for (const name of ["content-type", "cache-control", "expires", "pragma"]) {
@@ -112,7 +112,8 @@ const proxyGit = async (
 }
 
 const proxyApi = async (
-  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse, session: ActiveSession, upstreamPath: string
+  deps: ListenerDeps, req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal,
+  session: ActiveSession, upstreamPath: string
 ) => {
   const body = req.method === "GET" ? undefined : await readLimited(req, L.apiInputBytes)
   if (req.method !== "GET" && body === undefined) return refuse(res, "api", 413, "the request body is larger than the credential service allows")
@@ -127,7 +128,7 @@ const proxyApi = async (
     },
     ...(body === undefined ? {} : { body }),
     redirect: "error",
-    signal: AbortSignal.timeout(L.exchangeTotalSeconds * 1000)
+    signal
   })
   const raw = Buffer.from(await upstream.arrayBuffer())
   if (raw.length > L.apiResponseBytes) return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
@@ -159,10 +160,16 @@ export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMess
   if (route === undefined) return refuse(res, surface, 404, "not available through this session")
   const release = deps.slots.acquire(session.id)
   if (release === undefined) return refuse(res, surface, 503, "too many concurrent requests; try again")
+  // The exchange ends at its time limit or when the client goes away, whichever is first: a
+  // client that disconnects gives its slot back without waiting for the code host to answer.
+  const gone = new AbortController()
+  res.on("close", () => gone.abort())
+  const signal = AbortSignal.any([AbortSignal.timeout(L.exchangeTotalSeconds * 1000), gone.signal])
   try {
-    if (route.kind === "git") await proxyGit(deps, req, res, session, route.service, route.endpoint)
-    else await proxyApi(deps, req, res, session, route.upstreamPath)
+    if (route.kind === "git") await proxyGit(deps, req, res, signal, session, route.service, route.endpoint)
+    else await proxyApi(deps, req, res, signal, session, route.upstreamPath)
   } catch (error) {
+    if (gone.signal.aborted) return
     if (error instanceof UpstreamError && error.busy === true) refuse(res, surface, 503, "the credential service is busy; try again")
     else refuse(res, surface, 502, "the code host could not be reached")
   } finally {
