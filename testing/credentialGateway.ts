@@ -36,7 +36,18 @@ export interface LoopbackCredentialGateway {
   readonly restart: () => Promise<void>
 }
 
-type Unary = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<unknown>) => void
+/** A request as proto-loader decodes it: the fields the loopback reads. */
+interface GatewayRequest {
+  readonly name?: string
+  readonly provider?: {
+    readonly type?: string
+    readonly metadata?: { readonly name?: string; readonly labels?: Record<string, string> }
+    readonly config?: Record<string, string>
+    readonly credentials?: Record<string, string>
+  }
+}
+
+type Unary = (call: grpc.ServerUnaryCall<GatewayRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => void
 
 export interface GatewayOptions {
   /** The bearer token every call must carry; absent: calls are unauthenticated. */
@@ -62,7 +73,7 @@ export const startCredentialGateway = async (options: GatewayOptions = {}): Prom
   })
 
   /** Runs `act` and answers as the next queued behaviour says. */
-  const handler = (method: OpenShellMethod, act: (request: any) => { error: grpc.status } | { value: unknown }): Unary =>
+  const handler = (method: OpenShellMethod, act: (request: GatewayRequest) => { error: grpc.status } | { value: unknown }): Unary =>
     (call, callback) => {
       const request = call.request
       calls.push({ method, name: request.provider?.metadata?.name ?? request.name ?? "" })
@@ -82,20 +93,21 @@ export const startCredentialGateway = async (options: GatewayOptions = {}): Prom
     Health: handler("Health", () => ({ value: { status: "SERVICE_STATUS_HEALTHY", version: "loopback" } })),
     CreateProvider: handler("CreateProvider", (request) => {
       const p = request.provider
-      const name: string = p?.metadata?.name ?? ""
-      if (name === "" || p.type === "") return { error: grpc.status.INVALID_ARGUMENT }
+      const name = p?.metadata?.name ?? ""
+      const type = p?.type ?? ""
+      if (name === "" || type === "") return { error: grpc.status.INVALID_ARGUMENT }
       if (providers.has(name)) return { error: grpc.status.ALREADY_EXISTS }
-      const stored = { name, type: p.type, labels: p.metadata.labels ?? {}, config: p.config ?? {}, credentials: p.credentials ?? {} }
+      const stored = { name, type, labels: p?.metadata?.labels ?? {}, config: p?.config ?? {}, credentials: p?.credentials ?? {} }
       providers.set(name, stored)
       return { value: { provider: providerOf(stored) } }
     }),
     GetProvider: handler("GetProvider", (request) => {
-      const stored = providers.get(request.name)
+      const stored = providers.get(request.name ?? "")
       return stored === undefined ? { error: grpc.status.NOT_FOUND } : { value: { provider: providerOf(stored) } }
     }),
     DeleteProvider: handler("DeleteProvider", (request) => {
-      if (!providers.has(request.name)) return { error: grpc.status.NOT_FOUND }
-      providers.delete(request.name)
+      if (!providers.has(request.name ?? "")) return { error: grpc.status.NOT_FOUND }
+      providers.delete(request.name ?? "")
       return { value: { deleted: true } }
     })
   }
