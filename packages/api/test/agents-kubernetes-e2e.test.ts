@@ -8,24 +8,20 @@
  */
 import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { NamespaceId } from "@svc/core/schema"
-import { WorkerLive } from "@svc/worker"
-import { Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Duration, Effect, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { until, workItemProgress } from "../../../testing/poll.js"
-import { testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { clusterOf, kubernetesDriver, readObject } from "../../../testing/kubernetes/driver.js"
 import { sharedCluster } from "../../../testing/kubernetes/shared.js"
 import { startTestNode } from "../../../testing/kubernetes/testNode.js"
-import { LogCapture, TestServer } from "../../../testing/server.js"
+import { TestServer } from "../../../testing/server.js"
 import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
-import { apiTestLayerWith } from "./support/iamServer.js"
+import { kubernetesApiWorkerLayer } from "./support/kubernetesApiWorker.js"
 import { gatewayFixture } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
@@ -62,16 +58,7 @@ const kubernetes = Layer.scoped(
   ).pipe(Effect.map(({ driver }) => driver))
 )
 
-const installation = { ...defaultInstallationConfig, drivers: { ...defaultInstallationConfig.drivers, compute: { id: "kubernetes" as const } } }
-
-const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(kubernetes),
-  Layer.provideMerge(apiTestLayerWith(kubernetes, installation)),
-  Layer.provideMerge(Layer.succeed(InstallationConfiguration, installation)),
-  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir: world.dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
-  Layer.provideMerge(LogCapture.layer)
-)
+const layer = kubernetesApiWorkerLayer(kubernetes, world.dataDir)
 
 const object = <T>(kind: string, namespace: string | undefined, name: string) =>
   Effect.promise(() =>

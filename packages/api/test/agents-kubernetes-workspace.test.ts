@@ -6,26 +6,22 @@
  */
 import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { freePort } from "@svc/core/embedded-postgres"
 import { NamespaceId } from "@svc/core/schema"
-import { WorkerLive } from "@svc/worker"
-import { Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Duration, Effect, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { startFakeGatewayRpc } from "../../../testing/fakeGatewayRpc.js"
 import { until, workItemProgress } from "../../../testing/poll.js"
-import { testRuntimeRoot } from "../../../testing/gatewayRuntime.js"
 import { clusterOf, kubernetesDriver } from "../../../testing/kubernetes/driver.js"
 import { sharedCluster } from "../../../testing/kubernetes/shared.js"
 import { startTestNode } from "../../../testing/kubernetes/testNode.js"
-import { call as rawCall, LogCapture, TestServer } from "../../../testing/server.js"
+import { call as rawCall, TestServer } from "../../../testing/server.js"
 import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
-import { apiTestLayerWith } from "./support/iamServer.js"
+import { kubernetesApiWorkerLayer } from "./support/kubernetesApiWorker.js"
 import { gatewayFixture } from "./support/gatewayWorld.js"
 import { setUpModelAgent } from "./support/modelAgent.js"
 
@@ -58,16 +54,7 @@ const kubernetes = Layer.scoped(
   ).pipe(Effect.map(({ driver }) => driver))
 )
 
-const installation = { ...defaultInstallationConfig, drivers: { ...defaultInstallationConfig.drivers, compute: { id: "kubernetes" as const } } }
-
-const layer = WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
-  Layer.provide(kubernetes),
-  Layer.provideMerge(apiTestLayerWith(kubernetes, installation)),
-  Layer.provideMerge(Layer.succeed(InstallationConfiguration, installation)),
-  Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir: world.dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
-  Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
-  Layer.provideMerge(LogCapture.layer)
-)
+const layer = kubernetesApiWorkerLayer(kubernetes, world.dataDir)
 
 describe("workspace files of a kubernetes Agent through the API", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
