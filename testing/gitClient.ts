@@ -3,15 +3,30 @@
  * gateway is (client material): `https://github.com/` rewritten to the listener and a
  * credential helper reading the bearer file.
  */
-import { spawn, spawnSync } from "node:child_process"
+import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { Readable } from "node:stream"
 
 export interface GitResult {
   readonly status: number | null
   readonly stdout: string
   readonly stderr: string
+}
+
+/** Gathers a child's output and settles with its exit status when it closes. */
+export const collectOutput = (
+  child: ChildProcessByStdio<null, Readable, Readable>,
+  resolve: (result: GitResult) => void,
+  reject: (error: Error) => void
+): void => {
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")))
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")))
+  child.on("error", reject)
+  child.on("close", (status) => resolve({ status, stdout, stderr }))
 }
 
 /** Writes a bearer file and a gitconfig pointing `https://github.com/` at the listener. */
@@ -49,12 +64,7 @@ export const git = (gitconfig: string, args: ReadonlyArray<string>, cwd?: string
       },
       stdio: ["ignore", "pipe", "pipe"]
     })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")))
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")))
-    child.on("error", reject)
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    collectOutput(child, resolve, reject)
   })
 
 /** The commit a ref points at in a bare repository, or undefined. */

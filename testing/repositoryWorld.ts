@@ -17,7 +17,7 @@ import {
 } from "./credentialService.js"
 import { createDatabase, dropDatabase, pgClientLayer } from "./database.js"
 import { type FakeCodeHost, startFakeCodeHost } from "./fakeCodeHost.js"
-import type { GitResult } from "./gitClient.js"
+import { collectOutput, type GitResult } from "./gitClient.js"
 
 export interface RepositoryWorld {
   readonly host: FakeCodeHost
@@ -100,12 +100,7 @@ export const runWith = (
   new Promise((resolve, reject) => {
     const [command, ...args] = [...prefix, "/usr/bin/env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv]
     const child = spawn(command!, args, { timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")))
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")))
-    child.on("error", reject)
-    child.on("close", (status) => resolve({ status, stdout, stderr }))
+    collectOutput(child, resolve, reject)
   })
 
 /** `setpriv` to a Unix user, as the `local` driver drops root for a gateway. */
