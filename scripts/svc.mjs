@@ -8,6 +8,7 @@ const commands = {
   api: ["@svc/api/main", "serve the HTTP API (one replica)"],
   worker: ["@svc/worker/main", "run the durable work engine (one replica)"],
   "credential-service": ["@svc/credential-service/main", "run the credential service"],
+  harness: ["@svc/worker/harness", "dedicated execution's model credential proxy (the harness container; configured by SVC_HARNESS_*)"],
   "runtime install": [
     "@svc/worker/runtime-install",
     "install the local gateway runtime (pinned Node.js 24 + openclaw) under SVC_RUNTIME_DIR; no-op when present"

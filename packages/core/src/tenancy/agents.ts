@@ -63,17 +63,28 @@ export type AgentProvisionRequest = typeof AgentProvisionRequest.Type
 /** The environment variable that carries an `api_key` harness Secret (reserved for it, SPEC 2.8). */
 export const MODEL_API_KEY_VARIABLE = "MODEL_API_KEY"
 
+/** The harness container's credential variable (`HarnessVariables.token` of the Compute Driver). */
+export const HARNESS_TOKEN_VARIABLE = "SVC_HARNESS_TOKEN"
+
+/** Where a delivered Secret goes: the gateway's environment, or the harness container's only. */
+export type Recipient = "gateway" | "harness"
+
 /**
- * What a revision delivers to its gateway: each Configuration binding under its name, and the
- * harness Secret as `MODEL_API_KEY`. One rule for both sides: the API authorizes exactly these
- * Secrets at deploy time and the worker reveals exactly these at start.
+ * What a revision delivers: each Configuration binding to the gateway under its name, an
+ * `api_key` harness Secret to the gateway as `MODEL_API_KEY`, and a `direct_token` Secret to the
+ * harness only (`SVC_HARNESS_TOKEN`; the gateway never receives it, SPEC 2.5). One rule for
+ * both sides: the API authorizes exactly these Secrets at deploy time and the worker reveals
+ * exactly these at start.
  */
 export const deliveredSecrets = (
   secretBindings: Readonly<Record<string, { readonly source: { readonly id: string } }>>,
   harnessAuth: { readonly method: string; readonly source?: { readonly id: string } } | null | undefined
-): ReadonlyArray<{ readonly destination: string; readonly secretId: string }> => [
-  ...Object.entries(secretBindings).map(([destination, binding]) => ({ destination, secretId: binding.source.id })),
-  ...((harnessAuth?.method === "api_key" || harnessAuth?.method === "direct_token") && harnessAuth.source !== undefined
-    ? [{ destination: MODEL_API_KEY_VARIABLE, secretId: harnessAuth.source.id }]
+): ReadonlyArray<{ readonly destination: string; readonly secretId: string; readonly to: Recipient }> => [
+  ...Object.entries(secretBindings).map(([destination, binding]) => ({ destination, secretId: binding.source.id, to: "gateway" as const })),
+  ...(harnessAuth?.method === "api_key" && harnessAuth.source !== undefined
+    ? [{ destination: MODEL_API_KEY_VARIABLE, secretId: harnessAuth.source.id, to: "gateway" as const }]
+    : []),
+  ...(harnessAuth?.method === "direct_token" && harnessAuth.source !== undefined
+    ? [{ destination: HARNESS_TOKEN_VARIABLE, secretId: harnessAuth.source.id, to: "harness" as const }]
     : [])
 ]

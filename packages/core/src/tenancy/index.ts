@@ -19,7 +19,9 @@ export {
   AgentProvisionRequest,
   AgentWorkPayload,
   deliveredSecrets,
+  HARNESS_TOKEN_VARIABLE,
   MODEL_API_KEY_VARIABLE,
+  type Recipient,
   type ProvisioningPhase,
   ProvisioningPhases
 } from "./agents.js"

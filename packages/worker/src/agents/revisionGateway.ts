@@ -14,12 +14,13 @@ import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { SecretDriver } from "@svc/core/drivers/secret"
 import { AgentsRepo, type GatewaySnapshot, RevisionsRepo, SecretsRepo } from "@svc/core/db"
 import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
-import { deliveredSecrets } from "@svc/core/tenancy"
+import { deliveredSecrets, type Recipient } from "@svc/core/tenancy"
 import { ProcessConfiguration } from "@svc/core/config"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 import { preparePlugins } from "./plugins.js"
 import { repositoryEnvironment } from "../repositories/sessions.js"
+import { harnessSpec } from "./harness.js"
 
 export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
 
@@ -55,17 +56,20 @@ export const revisionSnapshot = (revisionId: RevisionId) =>
     Effect.provide(GatewayRepos)
   )
 
-/** The revision's Secrets (`deliveredSecrets`), read in one query and revealed. */
+/**
+ * The revision's Secrets (`deliveredSecrets`), read in one query and revealed, by recipient: the
+ * gateway's environment, and the harness's (dedicated execution; never the gateway's).
+ */
 export const revealEnvironment = (namespaceId: NamespaceId, snapshot: Snapshot) =>
   Effect.gen(function* () {
     const stored = yield* SecretsRepo
     const secrets = yield* SecretDriver
     const wanted = deliveredSecrets(snapshot.secretBindings, snapshot.harness.auth)
-    const env: Record<string, Redacted.Redacted<string>> = {}
+    const env: Record<Recipient, Record<string, Redacted.Redacted<string>>> = { gateway: {}, harness: {} }
     if (wanted.length === 0) return env
     const rows = yield* stored.sealed({ namespace_id: namespaceId, ids: [...new Set(wanted.map((w) => w.secretId))] })
     const byId = new Map<string, (typeof rows)[number]>(rows.map((row) => [row.id, row]))
-    for (const { destination, secretId } of wanted) {
+    for (const { destination, secretId, to } of wanted) {
       const row = byId.get(secretId)
       const unavailable = new WorkFailure({
         code: AgentWorkCodes.SECRET_UNAVAILABLE,
@@ -73,7 +77,7 @@ export const revealEnvironment = (namespaceId: NamespaceId, snapshot: Snapshot) 
         permanent: row === undefined
       })
       if (row === undefined) return yield* unavailable
-      env[destination] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
+      env[to][destination] = yield* secrets.reveal({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }).pipe(
         Effect.tapError((error) => Effect.logWarning("a revision's Secret could not be revealed", { secretId, reason: error._tag })),
         Effect.mapError(() => new WorkFailure({ ...unavailable, permanent: true }))
       )
@@ -143,8 +147,10 @@ export interface RevisionStart {
 export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
   const driver = yield* ComputeDriver
   const repository = yield* repositoryEnvironment({ namespaceId: start.namespaceId, agentId: start.agentId, revisionId: start.revisionId })
+  const revealed = yield* revealEnvironment(start.namespaceId, start.snapshot)
+  const harness = yield* harnessSpec(start.namespaceId, start.snapshot, revealed.harness).pipe(Effect.catchTag("SqlError", databaseFailure))
   const env = {
-    ...(yield* revealEnvironment(start.namespaceId, start.snapshot)),
+    ...revealed.gateway,
     ...(start.snapshot.harness.auth?.method === "runtime" ? yield* hostEnvironment : {}),
     // Client material of the revision's repository sessions (paths only; the bearer stays in its file).
     ...Object.fromEntries(Object.entries(repository).map(([name, value]) => [name, Redacted.make(value)]))
@@ -162,7 +168,8 @@ export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(fun
     env,
     modelProbe: probe,
     initialFiles: Option.getOrUndefined(staged),
-    plugins: prepared.plugins
+    plugins: prepared.plugins,
+    harness
   }).pipe(
     Effect.mapError(driverFailure),
     Effect.tapError((failure) => start.recordFailure ? recordRuntimeFailure(start.revisionId, failure) : Effect.void)

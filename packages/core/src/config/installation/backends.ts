@@ -42,7 +42,13 @@ const SandboxGatewayFields = Schema.Struct({
   auth: SandboxAuth,
   requestTimeoutMs: Schema.optionalWith(boundedInt(1000, 30000), { exact: true, default: () => 10000 }),
   rootCertificatePath: Schema.optionalWith(AbsolutePath, { exact: true }),
-  insecureTransport: Schema.optionalWith(Schema.Literal("network-policy"), { exact: true })
+  insecureTransport: Schema.optionalWith(Schema.Literal("network-policy"), { exact: true }),
+  /**
+   * The gateway's egress proxy (`http://host:port`) a dedicated Agent's harness sends
+   * credential_source model calls through (docs/decisions/kubernetes.md "Dedicated execution");
+   * absent: credential_source Agents cannot start (NOT_IMPLEMENTED).
+   */
+  egress: Schema.optionalWith(Schema.String.pipe(Schema.pattern(/^http:\/\/[^/?#@]+$/)), { exact: true })
 })
 
 /** Whether the connection to the sandbox gateway is TLS. */

@@ -42,6 +42,21 @@ export const KubernetesCompute = Schema.Struct({
     }),
     { exact: true }
   ),
+  /**
+   * Dedicated execution's `harness` container (the model credential proxy, `svc harness`): an
+   * image whose entry point is `svc` (default `ghcr.io/svc/svc:0.1.0`), and its resources
+   * (defaults: 50m/64Mi requested, 500m/256Mi limit).
+   */
+  harnessImage: Schema.optionalWith(Identifier, { exact: true }),
+  harnessResources: Schema.optionalWith(
+    Schema.Struct({
+      cpuRequest: Schema.optionalWith(Quantity, { exact: true }),
+      memoryRequest: Schema.optionalWith(Quantity, { exact: true }),
+      cpuLimit: Schema.optionalWith(Quantity, { exact: true }),
+      memoryLimit: Schema.optionalWith(Quantity, { exact: true })
+    }),
+    { exact: true }
+  ),
   /** The storage class of each Agent's volume; absent: the cluster's default. */
   storageClassName: Schema.optionalWith(Identifier, { exact: true }),
   /** The cluster's DNS domain the service reaches gateway Services under (default `cluster.local`). */

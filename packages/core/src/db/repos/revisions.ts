@@ -65,7 +65,11 @@ export const GatewaySnapshot = Schema.Struct({
   harness: Schema.Struct({
     auth: Schema.optional(Schema.NullOr(Schema.Struct({
       method: Schema.String,
-      source: Schema.optional(Schema.Struct({ id: Schema.String }))
+      source: Schema.optional(Schema.Struct({ id: Schema.String })),
+      /** provider_service_account: the account whose credential the harness receives. */
+      serviceAccountId: Schema.optional(Schema.String),
+      /** credential_source: the source whose key the Credential Gateway's egress injects. */
+      sourceId: Schema.optional(Schema.String)
     })))
   }),
   /** The frozen plugin selection; decoded by the worker, which warns about what it cannot use. */

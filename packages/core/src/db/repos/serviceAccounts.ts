@@ -47,6 +47,15 @@ const Issued = Schema.Struct({
   expires_at: Schema.NullOr(Schema.DateFromSelf),
   ...SealedColumns.fields
 })
+/** What the worker delivers to a dedicated harness: the credential's kind and where it is sealed. */
+const DeliveredCredential = Schema.Struct({
+  credential_kind: Schema.NullOr(Schema.Literal("api_key", "oauth_access_token", "access_token")),
+  credential_secret_id: Schema.NullOr(SecretId),
+  key_id: Schema.NullOr(Schema.String),
+  nonce: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  ciphertext: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  tag: Schema.NullOr(Schema.Uint8ArrayFromSelf)
+})
 const Page = Schema.Struct({ namespace_id: NamespaceId, after: Schema.optional(Schema.String), limit: Schema.Int })
 
 export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("@svc/core/ServiceAccountsRepo", {
@@ -183,6 +192,17 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       `
     })
 
+    /** The account's credential as sealed (the worker's delivery to a harness only, SPEC 4.5). */
+    const sealedCredential = SqlSchema.findOne({
+      Request: Key,
+      Result: DeliveredCredential,
+      execute: (key) => sql`
+        SELECT a.credential_kind, a.credential_secret_id, c.key_id, c.nonce, c.ciphertext, c.tag
+        FROM service_accounts a LEFT JOIN service_account_credentials c ON c.service_account_id = a.id
+        WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} AND a.state = 'ready'
+      `
+    })
+
     const page = (req: typeof Page.Type, visible: Statement.Fragment): PageQuery<typeof ServiceAccountRow.Type> =>
       pageQuery(ServiceAccountRow, sql`
           SELECT ${columns} FROM service_accounts a
@@ -208,6 +228,7 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       secretByName: (req: { readonly namespace_id: NamespaceId; readonly name: string }) =>
         secretByName(req).pipe(Effect.map(Option.map((row) => row.id)), Effect.orDie),
       referrer,
+      sealedCredential: (key: typeof Key.Type) => sealedCredential(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       page
     }
   })

@@ -8,6 +8,7 @@
  */
 import { Context, Data, type Effect, type Redacted } from "effect"
 import type { NamespaceId } from "../../schema/ids.js"
+import type { HarnessSpec } from "./harness.js"
 
 /** The Namespace as the driver sees it. */
 export interface NamespaceRuntime {
@@ -63,6 +64,12 @@ export interface GatewaySpec {
    * are never replayed over later edits.
    */
   readonly initialFiles?: Readonly<Record<string, string>> | undefined
+  /**
+   * Dedicated execution's harness (SPEC 2.5): the model credential proxy next to the gateway,
+   * with the credentials only it receives. Only a driver offering `dedicated` runs it; `local`
+   * refuses a spec that has one.
+   */
+  readonly harness?: HarnessSpec | undefined
   /** The plugins to load, enabled; none when absent. */
   readonly plugins?: ReadonlyArray<GatewayPlugin> | undefined
   /**

@@ -1,5 +1,6 @@
 /** The Compute Driver (DESIGN §8): the interface and its implementations. */
 export * from "./driver.js"
+export * from "./harness.js"
 export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
 export { metered, meteredCompute } from "./metered.js"
 export {

@@ -14,6 +14,7 @@ import type { GatewaySpec } from "../driver.js"
 import { type JsonObject, renderGatewayConfig, serializeGatewayConfig } from "../local/gatewayConfig.js"
 import { RuntimeVersions } from "../local/runtime.js"
 import { workspaceFile } from "../local/workspaceFiles.js"
+import { harnessParts, type HarnessWorkload } from "./harnessObjects.js"
 import { agentLabels, agentObjectName, GATEWAY_PORT, LABELS, revisionLabels } from "./names.js"
 
 /** Where the Pod keeps its state; the PVC is mounted here. */
@@ -39,6 +40,9 @@ export interface GatewayWorkload {
   readonly storageClassName?: string | undefined
   /** Labels the Deployment with its owner (`LABELS.scope`) when set. */
   readonly scope?: string | undefined
+  /** Dedicated execution's harness container (`harnessObjects.ts`). */
+  readonly harnessImage?: string | undefined
+  readonly harnessResources?: HarnessWorkload["resources"]
 }
 
 export const defaultImage = `ghcr.io/openclaw/openclaw:${RuntimeVersions.openclaw}`
@@ -99,6 +103,8 @@ export interface AgentManifests {
   /** The initial workspace files, when the revision has any. */
   readonly files: KubernetesObject | undefined
   readonly secret: KubernetesObject
+  /** The harness Secret `<agent>-harness`, for a dedicated revision with a harness. */
+  readonly harnessSecret: KubernetesObject | undefined
   readonly configMap: KubernetesObject
   readonly volume: KubernetesObject
   readonly service: KubernetesObject
@@ -115,7 +121,8 @@ export const agentManifests = (
   const labels = { ...revisionLabels(spec), ...(workload.scope === undefined ? {} : { [LABELS.scope]: workload.scope }) }
   const selector = agentLabels(spec)
   const metadata = { name, namespace, labels }
-  const config = renderPodGatewayConfig(spec.values)
+  const harness = harnessParts(spec, namespace, name, labels, { image: workload.harnessImage, resources: workload.harnessResources })
+  const config = renderPodGatewayConfig(harness?.values ?? spec.values)
   const secretData: Record<string, string> = { [TOKEN_VARIABLE]: token }
   for (const [variable, value] of Object.entries(spec.env)) secretData[variable] = Redacted.value(value)
   const resources = workload.resources ?? {}
@@ -136,6 +143,7 @@ export const agentManifests = (
       data: { [FILES_KEY]: JSON.stringify(files) }
     } as KubernetesObject,
     secret: { apiVersion: "v1", kind: "Secret", metadata, type: "Opaque", stringData: secretData } as KubernetesObject,
+    harnessSecret: harness?.secret,
     configMap: { apiVersion: "v1", kind: "ConfigMap", metadata, data: { [CONFIG_FILE]: config } } as KubernetesObject,
     volume: {
       apiVersion: "v1",
@@ -171,7 +179,7 @@ export const agentManifests = (
           metadata: {
             labels,
             annotations: {
-              "svc/inputs": hash(`${config}\n${JSON.stringify(Object.keys(secretData).sort())}\n${hash(JSON.stringify(secretData))}${files === undefined ? "" : `\n${JSON.stringify(files)}`}`)
+              "svc/inputs": hash(`${config}\n${JSON.stringify(Object.keys(secretData).sort())}\n${hash(JSON.stringify(secretData))}${files === undefined ? "" : `\n${JSON.stringify(files)}`}${harness === undefined ? "" : `\n${hash(JSON.stringify(harness.secretData))}`}`)
             }
           },
           spec: {
@@ -214,7 +222,7 @@ export const agentManifests = (
                 { name: "data", mountPath: DATA_DIR },
                 { name: "tmp", mountPath: "/tmp" }
               ]
-            }],
+            }, ...(harness === undefined ? [] : [harness.container])],
             volumes: [
               { name: "config", configMap: { name } },
               { name: "data", persistentVolumeClaim: { claimName: name } },

@@ -15,6 +15,8 @@ import { probeModel } from "../local/modelProbe.js"
 import { answers200 } from "../local/readiness.js"
 import { agentManifests, filesObjectName, type GatewayWorkload, TOKEN_VARIABLE } from "./agentObjects.js"
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
+import { HarnessVariables } from "../harness.js"
+import { harnessObjectName } from "./harnessObjects.js"
 import type { EndpointResolver } from "./endpoints.js"
 import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
 import { makeWorkspaceFiles } from "./workspaceFiles.js"
@@ -39,7 +41,11 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
   const address = (namespace: string, name: string) => ({ namespace, service: name, port: GATEWAY_PORT })
 
   const validateSpec = (spec: GatewaySpec) => {
-    const problems = Object.keys(spec.env).filter((name) => secretNameProblem(name) !== undefined)
+    const harnessNames: ReadonlyArray<string> = [HarnessVariables.token, HarnessVariables.workspaceId]
+    const problems = [
+      ...Object.keys(spec.env).filter((name) => secretNameProblem(name) !== undefined),
+      ...Object.keys(spec.harness?.env ?? {}).filter((name) => !harnessNames.includes(name))
+    ]
     const valuesOk = typeof spec.values === "object" && spec.values !== null && !Array.isArray(spec.values)
     return problems.length === 0 && valuesOk
       ? Effect.void
@@ -99,10 +105,11 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const token = (yield* readToken(namespace, name, spec.revisionId)) ?? randomBytes(32).toString("base64url")
       const manifests = agentManifests(spec, namespace, token, options.settings)
       // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMaps.
-      const inputs = [manifests.files, manifests.secret, manifests.configMap, manifests.volume, manifests.service]
+      const inputs = [manifests.files, manifests.secret, manifests.harnessSecret, manifests.configMap, manifests.volume, manifests.service]
       for (const object of [...inputs, manifests.deployment]) if (object !== undefined) yield* cluster.apply(object)
-      // A revision without initial files: an earlier revision's are no longer mounted.
+      // A revision without initial files (or a harness): an earlier revision's are no longer mounted.
       if (manifests.files === undefined) yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
+      if (manifests.harnessSecret === undefined) yield* cluster.remove(objectRef("Secret", namespace, harnessObjectName(name)))
       yield* Effect.logInfo("kubernetes compute: gateway applied", { agentId: spec.agentId, revisionId: spec.revisionId, namespace })
       yield* awaitAvailable(namespace, name, spec)
       yield* probe(namespace, name, spec, token)
@@ -125,6 +132,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
         yield* cluster.remove(objectRef(kind, namespace, name))
       }
       yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
+      yield* cluster.remove(objectRef("Secret", namespace, harnessObjectName(name)))
     }).pipe(Effect.withSpan("KubernetesCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
   const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>

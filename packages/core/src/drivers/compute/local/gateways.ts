@@ -14,6 +14,7 @@ import * as path from "node:path"
 import { Duration, Effect, Redacted, Schedule } from "effect"
 import {
   ComputeFailure,
+  ComputeNotImplemented,
   type ComputeDriverShape,
   type DiagnosticsCheck,
   type GatewayHealth,
@@ -226,6 +227,8 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
 
   const startGateway: AgentHalf["startGateway"] = (spec) =>
     Effect.gen(function* () {
+      // Dedicated execution's harness is not offered here (admission refuses it with 409).
+      if (spec.harness !== undefined) return yield* new ComputeNotImplemented({ driver: "local", method: "startGateway.harness" })
       const layout = yield* layoutOf(spec)
       yield* validateSpec(spec)
       const runtime = yield* locateRuntime(options.runtimeRoot)
