@@ -8,6 +8,7 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { openShellService, type OpenShellMethod, type ProviderMessage } from "@svc/core/drivers/credentialGateway"
+import { type CredentialEgress, startCredentialEgress } from "./credentialEgress.js"
 
 export type Behaviour =
   | { readonly kind: "status"; readonly code: grpc.status }
@@ -34,6 +35,8 @@ export interface LoopbackCredentialGateway {
   readonly reset: () => void
   readonly stop: () => Promise<void>
   readonly restart: () => Promise<void>
+  /** Starts this gateway's HTTP egress (`credentialEgress.ts`): it injects its providers' `api_key`. */
+  readonly startEgress: () => Promise<CredentialEgress>
 }
 
 /** A request as proto-loader decodes it: the fields the loopback reads. */
@@ -142,6 +145,7 @@ export const startCredentialGateway = async (options: GatewayOptions = {}): Prom
     restart: async () => {
       await stop()
       await start()
-    }
+    },
+    startEgress: () => startCredentialEgress((name) => providers.get(name)?.credentials.api_key)
   }
 }

@@ -11,6 +11,10 @@ export interface FakeModelRequest {
   readonly path: string
   readonly authorized: boolean
   readonly body: unknown
+  /** The request's headers as received (lowercase names). */
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  /** The query string, with its `?`, or "". */
+  readonly search: string
 }
 
 export interface FakeModelServer {
@@ -83,8 +87,8 @@ export const startFakeModelServer = async (options: FakeModelOptions): Promise<F
   const server = http.createServer((req, res) => {
     void readBody(req).then((body) => {
       const authorized = req.headers.authorization === `Bearer ${options.apiKey}`
-      const path = (req.url ?? "/").split("?")[0]!
-      requests.push({ method: req.method ?? "GET", path, authorized, body })
+      const [path, query] = (req.url ?? "/").split("?")
+      requests.push({ method: req.method ?? "GET", path: path!, authorized, body, headers: { ...req.headers }, search: query === undefined ? "" : `?${query}` })
       if (!authorized) {
         return json(res, 401, {
           error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" }
