@@ -9,6 +9,13 @@
  * Pod IPs are data from 192.0.2.0/24 (never contacted); the service reaches a Pod through
  * `resolver`, the loopback port. These are the only substitutions: everything else is the real
  * API server and controllers.
+ *
+ * A Pod's `harness` container (dedicated execution, `args: ["harness"]`) runs as a local process
+ * of our built `svc harness` (its image maps to our own entry point, as the gateway's maps to the
+ * pinned runtime) with only that container's environment. A Pod's containers share one network
+ * namespace in a cluster, where the harness listens on the Pod's 127.0.0.1:18790; here every
+ * Pod's harness gets a free loopback port instead, rewritten consistently in its listen address
+ * and in the gateway's `openclaw.json` (the provider base URLs that point at the harness).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -17,11 +24,13 @@ import * as Compute from "@svc/core/drivers/compute"
 import { freePort } from "@svc/core/embedded-postgres"
 import { Effect } from "effect"
 import { loopbackResolver, type PodEndpoint, writePodEndpoints } from "./loopbackResolver.js"
+import { repositoryRoot } from "../process.js"
 
 interface ContainerLike {
   name: string
   image: string
   command?: Array<string>
+  args?: Array<string>
   env?: Array<{ name: string; value?: string }>
   envFrom?: Array<{ secretRef?: { name: string } }>
   volumeMounts?: Array<{ name: string; mountPath: string }>
@@ -41,8 +50,11 @@ interface PodLike {
 interface Running {
   readonly pod: PodLike
   readonly port: number
+  /** The harness's loopback port (standing in for the Pod's 127.0.0.1:18790). */
+  readonly harnessPort: number
   readonly ip: string
   child: ChildProcess | undefined
+  harness: ChildProcess | undefined
   ready: boolean
   restarts: number
   readonly startedAt: string
@@ -62,7 +74,13 @@ export interface TestNodeOptions {
 export interface TestNode {
   readonly resolver: Compute.EndpointResolver
   /** The gateway processes this node runs, by Pod name. */
-  readonly processes: () => ReadonlyMap<string, { readonly pid: number | undefined; readonly port: number; readonly ready: boolean }>
+  readonly processes: () => ReadonlyMap<string, {
+    readonly pid: number | undefined
+    readonly port: number
+    readonly ready: boolean
+    /** The `harness` container's process, when the Pod has one. */
+    readonly harnessPid: number | undefined
+  }>
   readonly stop: () => Promise<void>
 }
 
@@ -124,7 +142,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   }
 
   /** A container's environment and its projected ConfigMap files, on this node's paths. */
-  const prepare = async (pod: PodLike, container: ContainerLike) => {
+  const prepare = async (pod: PodLike, container: ContainerLike, harnessPort?: number) => {
     const paths = mapper(pod, container)
     const env: Record<string, string> = { PATH: `${path.dirname(runtime.node)}:/usr/bin:/bin` }
     for (const source of container.envFrom ?? []) {
@@ -142,7 +160,9 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
         data?: Record<string, string>
       }
       for (const [key, value] of Object.entries(configMap.data ?? {})) {
-        const text = key === "openclaw.json" ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        let text = key === "openclaw.json" ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        const origin = Compute.harnessOrigin()
+        if (harnessPort !== undefined && key === "openclaw.json") text = text.replaceAll(`${origin}/`, `${Compute.harnessOrigin(harnessPort)}/`)
         fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)
       }
     }
@@ -162,11 +182,29 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     return true
   }
 
+  const isHarness = (container: ContainerLike) => container.args?.[0] === "harness"
+
+  /** The `harness` container: `svc harness` with its own environment, on the Pod's harness port. */
+  const launchHarness = async (entry: Running, container: ContainerLike) => {
+    const env = await prepare(entry.pod, container)
+    env[Compute.HarnessVariables.listen] = `127.0.0.1:${entry.harnessPort}`
+    const log = fs.openSync(path.join(options.workDir, `${entry.pod.metadata.name}.harness.log`), "a")
+    entry.harness = spawn(process.execPath, [path.join(repositoryRoot, "scripts/svc.mjs"), "harness"], {
+      cwd: repositoryRoot,
+      env,
+      detached: true,
+      stdio: ["ignore", log, log]
+    })
+    fs.closeSync(log)
+  }
+
   const launch = async (entry: Running) => {
     const pod = entry.pod
-    const container = pod.spec.containers[0]!
+    const container = pod.spec.containers.find((candidate) => !isHarness(candidate))!
+    const harness = pod.spec.containers.find(isHarness)
     if (!(await runInit(pod))) return
-    const env = await prepare(pod, container)
+    if (harness !== undefined) await launchHarness(entry, harness)
+    const env = await prepare(pod, container, harness === undefined ? undefined : entry.harnessPort)
     for (const dir of ["HOME", "OPENCLAW_STATE_DIR", "TMPDIR"]) if (env[dir] !== undefined) fs.mkdirSync(env[dir]!, { recursive: true })
     const log = fs.openSync(path.join(options.workDir, `${pod.metadata.name}.log`), "a")
     const child = spawn(runtime.node, Compute.gatewayArgv(runtime, entry.port).slice(1), { env, detached: true, stdio: ["ignore", log, log] })
@@ -181,22 +219,23 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   }
 
   const kill = (entry: Running) => {
-    const child = entry.child
-    entry.child = undefined
-    if (child?.pid !== undefined && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, "SIGKILL")
-      } catch {
-        // already gone
+    for (const child of [entry.child, entry.harness]) {
+      if (child?.pid !== undefined && child.exitCode === null) {
+        try {
+          process.kill(-child.pid, "SIGKILL")
+        } catch {
+          // already gone
+        }
       }
     }
+    entry.child = undefined
+    entry.harness = undefined
   }
 
   const reportStatus = async (entry: Running) => {
     const { namespace, name } = entry.pod.metadata
     const current = (await send({ method: "GET", path: `/api/v1/namespaces/${namespace}/pods/${name}` })) as Record<string, unknown>
     const ready = entry.ready ? "True" : "False"
-    const container = entry.pod.spec.containers[0]!
     await send({
       method: "PUT",
       path: `/api/v1/namespaces/${namespace}/pods/${name}/status`,
@@ -214,15 +253,15 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
             { type: "Ready", status: ready, lastTransitionTime: now() },
             { type: "PodScheduled", status: "True", lastTransitionTime: entry.startedAt }
           ],
-          containerStatuses: [{
+          containerStatuses: entry.pod.spec.containers.map((container) => ({
             name: container.name,
             image: container.image,
             imageID: `test-node://${container.image}`,
             ready: entry.ready,
             started: true,
-            restartCount: entry.restarts,
+            restartCount: isHarness(container) ? 0 : entry.restarts,
             state: { running: { startedAt: entry.startedAt } }
-          }]
+          }))
         }
       }
     })
@@ -256,7 +295,17 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
         continue
       }
       if (entry === undefined) {
-        entry = { pod, port: await freePort(), ip: `192.0.2.${nextIp++}`, child: undefined, ready: false, restarts: 0, startedAt: now() }
+        entry = {
+          pod,
+          port: await freePort(),
+          harnessPort: await freePort(),
+          ip: `192.0.2.${nextIp++}`,
+          child: undefined,
+          harness: undefined,
+          ready: false,
+          restarts: 0,
+          startedAt: now()
+        }
         running.set(key, entry)
         if (!(options.neverReady?.({ namespace: pod.metadata.namespace, labels: pod.metadata.labels ?? {} }) ?? false)) await launch(entry)
         await reportStatus(entry).catch(() => undefined)
@@ -295,7 +344,10 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   return {
     resolver,
     processes: () =>
-      new Map([...running.values()].map((entry) => [entry.pod.metadata.name, { pid: entry.child?.pid, port: entry.port, ready: entry.ready }])),
+      new Map([...running.values()].map((entry) => [
+        entry.pod.metadata.name,
+        { pid: entry.child?.pid, port: entry.port, ready: entry.ready, harnessPid: entry.harness?.pid }
+      ])),
     stop: async () => {
       stopped = true
       await loop

@@ -10,60 +10,23 @@ import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import * as Compute from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
-import { Duration, Effect, Layer, Schema } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { until, workItemProgress } from "../../../testing/poll.js"
-import { clusterOf, kubernetesDriver, readObject } from "../../../testing/kubernetes/driver.js"
-import { sharedCluster } from "../../../testing/kubernetes/shared.js"
-import { startTestNode } from "../../../testing/kubernetes/testNode.js"
 import { TestServer } from "../../../testing/server.js"
 import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { kubernetesApiWorkerLayer } from "./support/kubernetesApiWorker.js"
+import { kubernetesTestNode } from "./support/kubernetesTestNode.js"
 import { gatewayFixture } from "./support/gatewayWorld.js"
 import { fakeModelValues, setUpModelAgent } from "./support/modelAgent.js"
 
 const GOOD_KEY = "sk-k8s-e2e-good-7a1c3e"
 const world = await gatewayFixture("svc-k8s-e2e-", GOOD_KEY)
-const owned = new Set<string>()
-/** Agents whose Pods the test node never runs (they stay Running, never Ready). */
-const neverReady = new Set<string>()
-let cluster: Compute.Cluster
-/** The test node's directory: each volume claim is `volumes/<namespace>/<claim>` there. */
-let nodeDir: string
-
 /** One driver for the API and the worker, over the shared cluster, reaching gateways through the test node. */
-const kubernetes = Layer.scoped(
-  Compute.ComputeDriver,
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const state = await sharedCluster()
-      cluster = clusterOf(state)
-      const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-k8s-e2e-node-"))
-      nodeDir = workDir
-      const node = await startTestNode(cluster, {
-        name: `node-e2e-${randomBytes(4).toString("hex")}`,
-        workDir,
-        owns: (name) => owned.has(name),
-        neverReady: (pod) => neverReady.has(pod.labels["svc/agent-id"] ?? "")
-      })
-      return { node, workDir, driver: kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.seconds(90) }) }
-    }),
-    ({ node, workDir }) => Effect.promise(async () => {
-      await node.stop()
-      fs.rmSync(workDir, { recursive: true, force: true })
-    })
-  ).pipe(Effect.map(({ driver }) => driver))
-)
+const { layer: kubernetes, owned, neverReady, object, nodeDir } = kubernetesTestNode("e2e")
 
 const layer = kubernetesApiWorkerLayer(kubernetes, world.dataDir)
-
-const object = <T>(kind: string, namespace: string | undefined, name: string) =>
-  Effect.promise(() =>
-    readObject<T>(cluster, { apiVersion: kind === "Deployment" ? "apps/v1" : "v1", kind, name, ...(namespace === undefined ? {} : { namespace }) })
-  )
 
 describe("an Agent's life on the kubernetes Compute Driver", () => {
   effectLayer(layer, { timeout: 20 * 60_000, excludeTestServices: true })((it) => {
@@ -127,7 +90,7 @@ describe("an Agent's life on the kubernetes Compute Driver", () => {
         expect(JSON.parse(configMap.data["openclaw.json"]!)).toEqual(JSON.parse(Compute.renderPodGatewayConfig(fakeModelValues(fake))))
         expect(expectData(yield* call("GET", agentPath), 200).activeRevisionId).toBe(first)
         // The initial workspace files, in the Agent's volume before its gateway ran (SPEC 4.4).
-        const soul = path.join(nodeDir, "volumes", kns, name, "workspace", "SOUL.md")
+        const soul = path.join(nodeDir(), "volumes", kns, name, "workspace", "SOUL.md")
         expect(fs.readFileSync(soul, "utf8")).toBe(initialWorkspaceFiles["SOUL.md"])
         expect((yield* object<{ data: Record<string, string> }>("ConfigMap", kns, `${name}-files`))?.data)
           .toEqual({ "files.json": JSON.stringify(initialWorkspaceFiles) })

@@ -17,8 +17,12 @@ import { expectData, seedAdmin, seedNamespace, send, withKey } from "./iamServer
 
 export const GATEWAY_TOKEN = "gw-bearer-test-token"
 
-/** The Installation: Compute `compute` with a Credential Gateway reached at the loopback one. */
-export const gatewayInstallation = (gateway: LoopbackCredentialGateway, compute: "local" | "kubernetes" = "local"): InstallationConfig => {
+/** The Installation: Compute `compute` with a Credential Gateway reached at the loopback one (and its `egress`, when given). */
+export const gatewayInstallation = (
+  gateway: LoopbackCredentialGateway,
+  compute: "local" | "kubernetes" = "local",
+  egress?: string
+): InstallationConfig => {
   const tokenFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-cred-gw-")), "token")
   fs.writeFileSync(tokenFile, GATEWAY_TOKEN)
   const decoded = decodeInstallationConfig("/test/installation.json", {
@@ -30,7 +34,8 @@ export const gatewayInstallation = (gateway: LoopbackCredentialGateway, compute:
         endpoint: gateway.endpoint,
         auth: { mode: "bearerTokenFile", path: tokenFile },
         requestTimeoutMs: 1000,
-        insecureTransport: "network-policy"
+        insecureTransport: "network-policy",
+        ...(egress === undefined ? {} : { egress })
       },
       drivers: { sandbox: "openshell", credentialGateway: "openshell" }
     }]

@@ -3,7 +3,13 @@
  * the Installation selects the driver, the worker polls quickly, Secrets are sealed with a fresh
  * key and logs are captured.
  */
-import { defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
+import {
+  defaultInstallationConfig,
+  type InstallationConfig,
+  InstallationConfiguration,
+  type LoadedProcessConfig,
+  ProcessConfiguration
+} from "@svc/core/config"
 import type { ComputeDriver } from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { WorkerLive } from "@svc/worker"
@@ -18,11 +24,15 @@ export const kubernetesInstallation = {
   drivers: { ...defaultInstallationConfig.drivers, compute: { id: "kubernetes" as const } }
 }
 
-export const kubernetesApiWorkerLayer = <R>(kubernetes: Layer.Layer<ComputeDriver, never, R>, dataDir: string) =>
+export const kubernetesApiWorkerLayer = <R>(
+  kubernetes: Layer.Layer<ComputeDriver, never, R>,
+  dataDir: string,
+  installation: InstallationConfig = kubernetesInstallation
+) =>
   WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
     Layer.provide(kubernetes),
-    Layer.provideMerge(apiTestLayerWith(kubernetes, kubernetesInstallation)),
-    Layer.provideMerge(Layer.succeed(InstallationConfiguration, kubernetesInstallation)),
+    Layer.provideMerge(apiTestLayerWith(kubernetes, installation)),
+    Layer.provideMerge(Layer.succeed(InstallationConfiguration, installation)),
     Layer.provideMerge(Layer.succeed(ProcessConfiguration, { dataDir, runtimeDir: testRuntimeRoot() } as unknown as LoadedProcessConfig)),
     Layer.provideMerge(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })),
     Layer.provideMerge(LogCapture.layer)

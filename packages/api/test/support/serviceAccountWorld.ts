@@ -33,7 +33,7 @@ export const managedInstallation = (keyFile: string, compute: "local" | "kuberne
     }]
   }))
 
-const keyFile = () => {
+export const vendorKeyFile = () => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-vendor-key-")), "admin-key")
   fs.writeFileSync(file, `${ADMIN_KEY}\n`)
   return file
@@ -41,7 +41,7 @@ const keyFile = () => {
 
 /** The API over a fresh database, its ServiceAccount Driver reaching the loopback vendor. */
 export const managedApiLayer = (compute: "local" | "kubernetes" = "local") => {
-  const file = keyFile()
+  const file = vendorKeyFile()
   const installation = managedInstallation(file, compute)
   const vendor = Layer.scoped(
     Vendor,
