@@ -4,14 +4,14 @@
  * certificate it does not trust is never sent the provider.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { decodeInstallationConfig } from "@svc/core/config"
 import { makeCredentialGatewayClient } from "@svc/core/drivers/credentialGateway"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
+import { sandboxConfiguration } from "../../../testing/sandboxInstallation.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-gw-tls-"))
 const selfSigned = (name: string) => {
@@ -26,26 +26,13 @@ selfSigned("stranger")
 fs.writeFileSync(path.join(dir, "token"), "tls-bearer")
 const gateway = await startCredentialGateway({ token: "tls-bearer", tls: served })
 
-const clientTrusting = (rootCertificatePath: string) => {
-  const decoded = decodeInstallationConfig("/test", {
-    drivers: { sandbox: { id: "gw" }, credentialGateway: { id: "gw" } },
-    backends: [{
-      id: "sandbox",
-      type: "sandbox_gateway",
-      configuration: {
-        endpoint: `localhost:${gateway.port}`,
-        rootCertificatePath,
-        auth: { mode: "bearerTokenFile", path: path.join(dir, "token") },
-        requestTimeoutMs: 1000
-      },
-      drivers: { sandbox: "gw", credentialGateway: "gw" }
-    }]
-  })
-  if (Either.isLeft(decoded)) throw decoded.left
-  const backend = decoded.right.backends[0]
-  if (backend?.type !== "sandbox_gateway") throw new Error("no sandbox_gateway Backend")
-  return makeCredentialGatewayClient(backend.configuration)
-}
+const clientTrusting = (rootCertificatePath: string) =>
+  makeCredentialGatewayClient(sandboxConfiguration({
+    endpoint: `localhost:${gateway.port}`,
+    rootCertificatePath,
+    auth: { mode: "bearerTokenFile", path: path.join(dir, "token") },
+    requestTimeoutMs: 1000
+  }))
 
 describe("Credential Gateway Driver over TLS", () => {
   afterAll(() => gateway.stop())

@@ -5,39 +5,26 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeEach, describe, expect, it } from "@effect/vitest"
-import { decodeInstallationConfig } from "@svc/core/config"
 import { CredentialGatewayError, makeCredentialGatewayClient } from "@svc/core/drivers/credentialGateway"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
+import { sandboxConfiguration } from "../../../testing/sandboxInstallation.js"
 
 const gateway = await startCredentialGateway({ token: "gw-bearer-1" })
 const tokenFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-gw-")), "token")
 fs.writeFileSync(tokenFile, "gw-bearer-1\n")
 
-const configuration = (extra: object = {}) => {
-  const decoded = decodeInstallationConfig("/test", {
-    drivers: { sandbox: { id: "gw" }, credentialGateway: { id: "gw" } },
-    backends: [{
-      id: "sandbox",
-      type: "sandbox_gateway",
-      configuration: {
-        endpoint: gateway.endpoint,
-        auth: { mode: "bearerTokenFile", path: tokenFile },
-        requestTimeoutMs: 1000,
-        insecureTransport: "network-policy",
-        ...extra
-      },
-      drivers: { sandbox: "gw", credentialGateway: "gw" }
-    }]
+const configuration = (extra: object = {}) =>
+  sandboxConfiguration({
+    endpoint: gateway.endpoint,
+    auth: { mode: "bearerTokenFile", path: tokenFile },
+    requestTimeoutMs: 1000,
+    insecureTransport: "network-policy",
+    ...extra
   })
-  if (Either.isLeft(decoded)) throw decoded.left
-  const backend = decoded.right.backends[0]
-  if (backend?.type !== "sandbox_gateway") throw new Error("no sandbox_gateway Backend")
-  return backend.configuration
-}
 
 const client = makeCredentialGatewayClient(configuration())
 const provider = (name: string) => ({

@@ -6,36 +6,26 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { decodeInstallationConfig, defaultInstallationConfig, type InstallationConfig, InstallationConfiguration } from "@svc/core/config"
+import { defaultInstallationConfig, type InstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { builtinSecretDriverLayer, SecretDriver } from "@svc/core/drivers/secret"
 import type { GatewaySnapshot } from "@svc/core/db"
 import { type NamespaceId, SecretId, ServiceAccountId } from "@svc/core/schema"
-import { Effect, Either, Exit, Layer, Redacted } from "effect"
+import { Effect, Exit, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { createNamespaceRow } from "../../../testing/identity.js"
+import { sandboxInstallation } from "../../../testing/sandboxInstallation.js"
 import { harnessSpec } from "../src/agents/harness.js"
 import { WorkFailure } from "../src/engine/failure.js"
 
 const secrets = builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(randomBytes(32))) })
 const snapshot = (auth: Record<string, string>): GatewaySnapshot => ({ configuration: {}, secretBindings: {}, harness: { auth: { method: auth.method!, ...auth } } })
 
-const withEgress = (egress?: string): InstallationConfig => {
-  const decoded = decodeInstallationConfig("/test", {
-    drivers: { sandbox: { id: "gw" }, credentialGateway: { id: "gw" } },
-    backends: [{
-      id: "sandbox",
-      type: "sandbox_gateway",
-      configuration: {
-        endpoint: "http://127.0.0.1:1", auth: { mode: "unauthenticated" }, insecureTransport: "network-policy",
-        ...(egress === undefined ? {} : { egress })
-      },
-      drivers: { sandbox: "gw", credentialGateway: "gw" }
-    }]
+const withEgress = (egress?: string): InstallationConfig =>
+  sandboxInstallation({
+    endpoint: "http://127.0.0.1:1", auth: { mode: "unauthenticated" }, insecureTransport: "network-policy",
+    ...(egress === undefined ? {} : { egress })
   })
-  if (Either.isLeft(decoded)) throw decoded.left
-  return decoded.right
-}
 
 /** A ready account with `kind`'s credential sealed as the API stores it. */
 const account = (ns: NamespaceId, kind: "access_token" | "api_key" | "none") =>
