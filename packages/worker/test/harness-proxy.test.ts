@@ -91,6 +91,12 @@ describe("the harness proxy", () => {
     })
   })
 
+  it("answers its own health check", async () => {
+    const origin = await harness({ kind: "bearer", token: TOKEN })
+    const response = await fetch(`${origin}/healthz`)
+    expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { status: "ok" } })
+  })
+
   it("refuses a provider it does not know, and any other path, with 404 unknown_provider, forwarding nothing", async () => {
     const origin = await harness({ kind: "bearer", token: TOKEN })
     const before = fake.requests().length

@@ -109,7 +109,10 @@ const send = (
 export const makeHarnessProxy = (config: HarnessConfig): http.Server => {
   const log = config.log ?? ((line) => console.log(JSON.stringify(line)))
   return http.createServer((req, res) => {
-    if (req.method === "GET" && req.url === "/healthz") return answer(res, 200, "ok", "The harness is running.")
+    if (req.method === "GET" && req.url === "/healthz") {
+      res.writeHead(200, { "content-type": "application/json" })
+      return res.end(JSON.stringify({ status: "ok" }))
+    }
     const method = req.method ?? "GET"
     const routed = route(config, req)
     if (routed.target === undefined) {
