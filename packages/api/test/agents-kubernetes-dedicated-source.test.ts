@@ -13,7 +13,7 @@ import { startCredentialGateway } from "../../../testing/credentialGateway.js"
 import { bindRole } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import { GATEWAY_TOKEN, gatewayInstallation } from "./support/credentialGatewayWorld.js"
-import { dedicatedNamespace, deployToEnd, expectHarnessOnly, fakeConfiguration } from "./support/dedicatedAgent.js"
+import { dedicatedNamespace, deployToEnd, expectHarnessOnly, expectNoCredentialIn, fakeConfiguration } from "./support/dedicatedAgent.js"
 import { gatewayFixture } from "./support/gatewayWorld.js"
 import { expectData, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { kubernetesApiWorkerLayer } from "./support/kubernetesApiWorker.js"
@@ -81,6 +81,7 @@ describe("credential_source on the kubernetes Compute Driver", () => {
         const name = Compute.agentObjectName(agent.id)
         const secrets = [yield* node.object("Secret", kns, name), yield* node.object("Secret", kns, `${name}-harness`)]
         for (const object of secrets) expect(JSON.stringify(object)).not.toContain(Buffer.from(SOURCE_KEY).toString("base64"))
+        yield* expectNoCredentialIn(node, [SOURCE_KEY])
       }), 15 * 60_000)
   })
 })

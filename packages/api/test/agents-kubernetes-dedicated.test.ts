@@ -14,7 +14,7 @@ import { startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { startModelVendorAdmin } from "../../../testing/modelVendorAdmin.js"
 import { until } from "../../../testing/poll.js"
 import { TestServer } from "../../../testing/server.js"
-import { deployToEnd, dedicatedNamespace, expectHarnessOnly, fakeConfiguration } from "./support/dedicatedAgent.js"
+import { deployToEnd, dedicatedNamespace, expectHarnessOnly, expectNoCredentialIn, fakeConfiguration } from "./support/dedicatedAgent.js"
 import { gatewayFixture } from "./support/gatewayWorld.js"
 import { expectData, expectError, type Headers, seedAdmin, send } from "./support/iamServer.js"
 import { kubernetesApiWorkerLayer } from "./support/kubernetesApiWorker.js"
@@ -130,6 +130,7 @@ describe("dedicated execution on the kubernetes Compute Driver", () => {
         for (const [kind, object] of [["Deployment", name], ["Service", name], ["Secret", name], ["ConfigMap", name], ["Secret", `${name}-harness`]]) {
           expect(yield* node.object(kind!, kns, object!), `${kind} ${object}`).toBeUndefined()
         }
+        yield* expectNoCredentialIn(node, [TOKEN, WRONG])
       }), 15 * 60_000)
 
     it.effect("provider_service_account: the managed access token and its workspace reach the provider from the harness only", () =>
@@ -162,6 +163,7 @@ describe("dedicated execution on the kubernetes Compute Driver", () => {
         }
         const { harness } = yield* expectHarnessOnly(node, kns, agent.id, { SVC_HARNESS_TOKEN: accessToken, SVC_HARNESS_WORKSPACE_ID: WORKSPACE_ID })
         expect(harness.env?.find((variable) => variable.name === "SVC_HARNESS_METHOD")?.value).toBe("provider_service_account")
+        yield* expectNoCredentialIn(node, [accessToken])
       }).pipe(Effect.scoped), 15 * 60_000)
   })
 })

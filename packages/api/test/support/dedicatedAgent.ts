@@ -8,7 +8,10 @@ import * as Compute from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
 import { expect } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
 import * as fs from "node:fs"
+import * as path from "node:path"
+import { LogCapture } from "../../../../testing/server.js"
 import type { FakeModelServer } from "../../../../testing/fakeModelServer.js"
 import { until, workItemProgress } from "../../../../testing/poll.js"
 import { expectData, type Result } from "./iamServer.js"
@@ -105,4 +108,25 @@ export const expectHarnessOnly = (node: KubernetesTestNode, kns: string, agentId
     for (const [key, value] of Object.entries(harnessData)) expect(harnessEnv).toContain(`${key}=${value}`)
     expect(harnessEnv.some((entry) => entry.startsWith(`${Compute.TOKEN_VARIABLE}=`))).toBe(false)
     return { gateway, harness, pod, gatewayEnv, harnessEnv }
+  })
+
+/**
+ * No credential value in the service's logs, audit rows or revision snapshots, nor in what the
+ * test node's containers logged (the gateways' and the harnesses' output).
+ */
+export const expectNoCredentialIn = (node: KubernetesTestNode, values: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const logs = yield* LogCapture
+    const audit = yield* sql<{ row: string }>`SELECT row_to_json(a)::text AS row FROM audit_events a`
+    const revisions = yield* sql<{ row: string }>`SELECT snapshot::text AS row FROM agent_revisions`
+    const containerLogs = fs.readdirSync(node.nodeDir()).filter((file) => file.endsWith(".log"))
+    expect(containerLogs.some((file) => file.endsWith(".harness.log"))).toBe(true)
+    const haystacks = [
+      ...logs.entries.map((entry) => JSON.stringify(entry)),
+      ...audit.map((row) => row.row),
+      ...revisions.map((row) => row.row),
+      ...containerLogs.map((file) => fs.readFileSync(path.join(node.nodeDir(), file), "utf8"))
+    ]
+    for (const haystack of haystacks) for (const value of values) expect(haystack.includes(value)).toBe(false)
   })
