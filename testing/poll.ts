@@ -1,6 +1,6 @@
 /** Polling for end-to-end tests that wait on real processes. */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 
 /**
  * How long a wait may last. A number is a fixed budget in seconds. `Progressing` waits as long as
@@ -13,7 +13,11 @@ export interface Progressing<R> {
   readonly stallSeconds?: number
 }
 
-/** Polls with a real timer (it.live) until `done`, or dies when the budget is spent (`explain` adds context). */
+/**
+ * Polls until `done`, or dies when the budget is spent (`explain` adds context). The pause between
+ * reads is a real timer even inside `it.effect`, whose TestClock would otherwise never let
+ * `Effect.sleep` end: the processes polled run on wall-clock time.
+ */
 export const until = <A, E, R, R2 = never>(
   read: Effect.Effect<A, E, R>,
   done: (a: A) => boolean,
@@ -38,9 +42,14 @@ export const until = <A, E, R, R2 = never>(
         const how = typeof budget === "number" ? `not reached in ${budget} s` : `no progress for ${stallMs / 1000} s`
         return yield* Effect.dieMessage(`${how}: ${JSON.stringify(value).slice(0, 500)}${explain()}`)
       }
-      yield* Effect.sleep(Duration.millis(250))
+      yield* realPause
     }
   })
+
+const realPause = Effect.async<void>((resume) => {
+  const timer = setTimeout(() => resume(Effect.void), 250)
+  return Effect.sync(() => clearTimeout(timer))
+})
 
 /**
  * The progress of the work items with `key` (a deployment's revision id, an Agent id): their

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SvcApi } from "@svc/api"
-import { openApiDocument } from "@svc/core/http"
+import { documentOf } from "../../../testing/openapiDoc.js"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
@@ -14,7 +14,7 @@ import { enrolled, externalSignInApp } from "./support/externalSignInServer.js"
 import { MockOAuthProvider } from "./support/oauthProvider.js"
 import { CookieJar, result, signIn, start } from "./support/signInFlow.js"
 
-const doc = openApiDocument(SvcApi) as any
+const doc = documentOf(SvcApi)
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ;(createRequire(import.meta.url)("ajv-formats") as (ajv: Ajv2020) => void)(ajv)
 const withoutIds = (node: unknown): unknown =>

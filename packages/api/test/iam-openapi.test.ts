@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SvcApi } from "@svc/api"
-import { openApiDocument } from "@svc/core/http"
+import { documentOf } from "../../../testing/openapiDoc.js"
 import { BuiltinRoles } from "@svc/core/iam"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect } from "effect"
@@ -23,7 +23,7 @@ import {
   send
 } from "./support/iamServer.js"
 
-const doc = openApiDocument(SvcApi) as any
+const doc = documentOf(SvcApi)
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 const addFormats = createRequire(import.meta.url)("ajv-formats") as (ajv: Ajv2020) => void
 addFormats(ajv)

@@ -44,8 +44,8 @@ describe("IAM Roles", () => {
         })
         expect(expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/roles/${created.id}`, admin.headers), 200)).toEqual(created)
         const listed = expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/roles`, admin.headers), 200)
-        expect(listed.map((role: any) => role.name).sort()).toEqual(["agent-reader", "namespace-admin", "namespace-editor", "namespace-viewer"])
-        expect(listed.find((role: any) => role.builtin)).toMatchObject({ namespaceId: null })
+        expect(listed.map((role: { name: string }) => role.name).sort()).toEqual(["agent-reader", "namespace-admin", "namespace-editor", "namespace-viewer"])
+        expect(listed.find((role: { builtin: boolean }) => role.builtin)).toMatchObject({ namespaceId: null })
         // Keyset pages.
         const first = expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/roles?limit=2`, admin.headers), 200)
         const rest = expectData(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/roles?limit=10&after=${first[1].id}`, admin.headers), 200)
@@ -96,7 +96,7 @@ describe("IAM Roles", () => {
         expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/iam/roles/not-a-role`, admin.headers), 400, "INVALID_REQUEST")
         expectError(yield* send(baseUrl, "GET", `${path}?limit=0`, admin.headers), 400, "INVALID_REQUEST")
         const listed = expectData(yield* send(baseUrl, "GET", path, admin.headers), 200)
-        expect(listed.filter((role: any) => !role.builtin)).toEqual([])
+        expect(listed.filter((role: { builtin: boolean }) => !role.builtin)).toEqual([])
       }))
 
     it.effect("duplicate names, built-in names, referenced and built-in Roles are 409 RESOURCE_CONFLICT; Roles are immutable", () =>

@@ -57,13 +57,13 @@ describe("Namespaces", () => {
         expect(ready.status).toBe(200)
         expect(yield* exists(namespaceDirectory(dataDir, created.id))).toBe(0o700)
         const listed = expectData(yield* send(baseUrl, "GET", "/namespaces", admin.headers), 200)
-        expect(listed.map((n: any) => n.id)).toContain(created.id)
+        expect(listed.map((n: { id: string }) => n.id)).toContain(created.id)
 
         const deleting = expectData(yield* send(baseUrl, "DELETE", `/namespaces/${created.id}`, admin.headers), 202)
         expect(deleting).toMatchObject({ id: created.id, status: "deleting" })
         const gone = yield* until(get, (r) => r.status === 404)
         expectError(gone, 404, "NOT_FOUND")
-        expect(expectData(yield* send(baseUrl, "GET", "/namespaces", admin.headers), 200).map((n: any) => n.id))
+        expect(expectData(yield* send(baseUrl, "GET", "/namespaces", admin.headers), 200).map((n: { id: string }) => n.id))
           .not.toContain(created.id)
         expect(yield* exists(namespaceDirectory(dataDir, created.id))).toBeUndefined()
         expectError(yield* send(baseUrl, "DELETE", `/namespaces/${created.id}`, admin.headers), 404, "NOT_FOUND")
@@ -129,7 +129,7 @@ describe("Namespaces", () => {
         expect(expectData(yield* send(baseUrl, "GET", "/namespaces", human.headers), 200)).toEqual([])
         // A viewer of one Namespace lists exactly that one, and cannot delete it.
         yield* bindRole(human.principalId, BuiltinRoles.namespaceViewer.id, { kind: "namespace", id: created.id })
-        expect(expectData(yield* send(baseUrl, "GET", "/namespaces", human.headers), 200).map((n: any) => n.id)).toEqual([
+        expect(expectData(yield* send(baseUrl, "GET", "/namespaces", human.headers), 200).map((n: { id: string }) => n.id)).toEqual([
           created.id
         ])
         expectError(yield* send(baseUrl, "DELETE", `/namespaces/${created.id}`, human.headers), 403, "FORBIDDEN")

@@ -41,7 +41,12 @@ afterAll(async () => {
   if (databaseUrl !== "") await dropDatabase(databaseUrl)
 })
 
-const expectError = (response: { status: number; body: any }, status: number, code: string, message: string) => {
+interface ErrorAnswer {
+  readonly status: number
+  readonly body: { readonly error: { readonly code: string; readonly message: string }; readonly meta: { readonly requestId: string } }
+}
+
+const expectError = (response: ErrorAnswer, status: number, code: string, message: string) => {
   expect(response.status).toBe(status)
   expect(response.body.error.code).toBe(code)
   expect(response.body.error.message).toBe(message)
