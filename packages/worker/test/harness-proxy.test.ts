@@ -11,27 +11,30 @@ import { credentialSourcePlaceholder, HARNESS_PLACEHOLDER, HarnessVariables, WOR
 import { type FakeModelServer, startFakeModelServer } from "../../../testing/fakeModelServer.js"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
 import type { CredentialEgress } from "../../../testing/credentialEgress.js"
-import { harnessConfigFrom, type HarnessCredential, listenHarness } from "../src/harness/proxy.js"
+import { configErrorLines } from "@svc/core/config"
+import { ConfigProvider, Effect, Either, Exit, Redacted, Scope } from "effect"
+import { harnessConfig, type HarnessCredential, listenHarness } from "../src/harness/proxy.js"
 import { freePort, svc } from "../../../testing/process.js"
 
 const TOKEN = "direct-token-9f3e1c-secret"
 const WORKSPACE = "0f8fad5b-d9cb-469f-a165-70867728950e"
 let fake: FakeModelServer
-const servers: Array<Server> = []
+const scope = Effect.runSync(Scope.make())
 const logs: Array<string> = []
 
 beforeAll(async () => {
   fake = await startFakeModelServer({ apiKey: TOKEN })
 })
 afterAll(async () => {
-  for (const server of servers) await new Promise((resolve) => server.close(resolve))
+  await Effect.runPromise(Scope.close(scope, Exit.void))
   await fake.close()
 })
 
 /** A proxy on a free loopback port knowing one provider `fake`, its log lines kept in `logs`. */
 const harness = async (credential: HarnessCredential, upstreams: Record<string, string> = { fake: fake.baseUrl }) => {
-  const server = await listenHarness({ host: "127.0.0.1", port: 0, upstreams, credential, log: (line) => logs.push(JSON.stringify(line)) })
-  servers.push(server)
+  const server: Server = await Effect.runPromise(
+    listenHarness({ host: "127.0.0.1", port: 0, upstreams, credential, log: (line) => logs.push(JSON.stringify(line)) }).pipe(Scope.extend(scope))
+  )
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
@@ -44,7 +47,7 @@ const chat = (origin: string, path: string, body: object, headers: Record<string
 
 describe("the harness proxy", () => {
   it("forwards a chat completion with the direct token instead of the placeholder, path, query and body intact", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN) })
     const before = fake.requests().length
     const body = { model: fake.model, messages: [{ role: "user", content: "hello" }] }
     const response = await chat(origin, "/providers/fake/chat/completions?trace=1", body, { [WORKSPACE_HEADER]: "forged" })
@@ -60,7 +63,7 @@ describe("the harness proxy", () => {
   })
 
   it("streams server-sent events through as they come", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN) })
     const response = await chat(origin, "/providers/fake/chat/completions", { model: fake.model, stream: true, messages: [] })
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toBe("text/event-stream")
@@ -72,7 +75,7 @@ describe("the harness proxy", () => {
   })
 
   it("adds the managed access token and its workspace header (provider_service_account)", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN, workspaceId: WORKSPACE })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN), workspaceId: WORKSPACE })
     const before = fake.requests().length
     const response = await fetch(`${origin}/providers/fake/models`, { headers: { authorization: `Bearer ${HARNESS_PLACEHOLDER}` } })
     expect(response.status).toBe(200)
@@ -83,7 +86,7 @@ describe("the harness proxy", () => {
   })
 
   it("passes an upstream rejection through unchanged (a wrong token is the gateway's 401)", async () => {
-    const origin = await harness({ kind: "bearer", token: "not-the-token" })
+    const origin = await harness({ kind: "bearer", token: Redacted.make("not-the-token") })
     const response = await chat(origin, "/providers/fake/chat/completions", { model: fake.model, messages: [] })
     expect(response.status).toBe(401)
     expect(await response.json()).toEqual({
@@ -92,13 +95,13 @@ describe("the harness proxy", () => {
   })
 
   it("answers its own health check", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN) })
     const response = await fetch(`${origin}/healthz`)
     expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { status: "ok" } })
   })
 
   it("refuses a provider it does not know, and any other path, with 404 unknown_provider, forwarding nothing", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN) })
     const before = fake.requests().length
     for (const path of ["/providers/other/chat/completions", "/providers/__proto__/x", "/v1/chat/completions", "/providers/"]) {
       const response = await chat(origin, path, { model: fake.model, messages: [] })
@@ -111,7 +114,7 @@ describe("the harness proxy", () => {
   })
 
   it("answers 502 upstream_unreachable when the provider cannot be reached", async () => {
-    const origin = await harness({ kind: "bearer", token: TOKEN }, { gone: "http://127.0.0.1:9/v1" })
+    const origin = await harness({ kind: "bearer", token: Redacted.make(TOKEN) }, { gone: "http://127.0.0.1:9/v1" })
     const response = await chat(origin, "/providers/gone/chat/completions", { messages: [] })
     expect(response.status).toBe(502)
     expect(await response.json()).toEqual({
@@ -168,30 +171,34 @@ describe("the harness proxy", () => {
 
 describe("the harness configuration from its container's environment", () => {
   const base = { [HarnessVariables.listen]: "127.0.0.1:18790", [HarnessVariables.upstreams]: JSON.stringify({ fake: "http://up/v1" }) }
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(Effect.either(harnessConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+  const problems = (env: Record<string, string>) => Either.match(read(env), { onLeft: configErrorLines, onRight: () => ["accepted"] })
 
   it("reads direct_token, provider_service_account and credential_source", () => {
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.method]: "direct_token", [HarnessVariables.token]: "t" })).toEqual({
-      host: "127.0.0.1", port: 18790, upstreams: { fake: "http://up/v1" }, credential: { kind: "bearer", token: "t", workspaceId: undefined }
-    })
-    expect(harnessConfigFrom({
+    const direct = Either.getOrThrow(read({ ...base, [HarnessVariables.method]: "direct_token", [HarnessVariables.token]: "t" }))
+    expect(direct).toMatchObject({ host: "127.0.0.1", port: 18790, upstreams: { fake: "http://up/v1" }, credential: { kind: "bearer", workspaceId: undefined } })
+    expect(direct.credential.kind === "bearer" && Redacted.value(direct.credential.token)).toBe("t")
+    expect(Either.getOrThrow(read({
       ...base, [HarnessVariables.method]: "provider_service_account", [HarnessVariables.token]: "t", [HarnessVariables.workspaceId]: "w"
-    })).toMatchObject({ credential: { kind: "bearer", token: "t", workspaceId: "w" } })
-    expect(harnessConfigFrom({
+    })).credential).toMatchObject({ kind: "bearer", workspaceId: "w" })
+    expect(Either.getOrThrow(read({
       ...base, [HarnessVariables.method]: "credential_source", [HarnessVariables.egress]: "http://egress:3128", [HarnessVariables.placeholder]: "p"
-    })).toMatchObject({ credential: { kind: "egress", proxy: new URL("http://egress:3128"), placeholder: "p" } })
+    })).credential).toEqual({ kind: "egress", proxy: new URL("http://egress:3128"), placeholder: "p" })
+    expect(Either.getOrThrow(read({ [HarnessVariables.upstreams]: "{}", [HarnessVariables.method]: "direct_token", [HarnessVariables.token]: "t" })))
+      .toMatchObject({ host: "127.0.0.1", port: 18790 })
   })
 
   it("refuses what it cannot run with, naming the variable and never its value", () => {
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.method]: "direct_token" })).toBe("SVC_HARNESS_TOKEN is missing")
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.method]: "runtime", [HarnessVariables.token]: "t" }))
-      .toBe("SVC_HARNESS_METHOD must be direct_token, provider_service_account or credential_source")
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.upstreams]: "{", [HarnessVariables.method]: "direct_token" }))
-      .toBe("SVC_HARNESS_UPSTREAMS is not JSON")
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.upstreams]: "{\"a\":1}" })).toBe("SVC_HARNESS_UPSTREAMS must map provider ids to base URLs")
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.listen]: "127.0.0.1:0x", [HarnessVariables.token]: "t" }))
-      .toBe("SVC_HARNESS_LISTEN has no valid port")
-    expect(harnessConfigFrom({ ...base, [HarnessVariables.method]: "credential_source" }))
-      .toBe("SVC_HARNESS_EGRESS and SVC_HARNESS_PLACEHOLDER are needed for credential_source")
+    expect(problems({ ...base, [HarnessVariables.method]: "direct_token" })).toEqual(["SVC_HARNESS_TOKEN: required but not set"])
+    expect(problems({ ...base, [HarnessVariables.method]: "runtime", [HarnessVariables.token]: "secret-value" })).toEqual([
+      "SVC_HARNESS_METHOD: invalid value (not shown)"
+    ])
+    expect(problems({ ...base, [HarnessVariables.upstreams]: "{", [HarnessVariables.method]: "direct_token" }))
+      .toEqual(["SVC_HARNESS_UPSTREAMS: must be a JSON object of provider ids to base URLs"])
+    expect(problems({ ...base, [HarnessVariables.upstreams]: "{\"a\":1}" })).toEqual(["SVC_HARNESS_UPSTREAMS: must be a JSON object of provider ids to base URLs"])
+    expect(problems({ ...base, [HarnessVariables.listen]: "127.0.0.1:0x" })).toEqual(["SVC_HARNESS_LISTEN: must be host:port"])
+    expect(problems({ ...base, [HarnessVariables.method]: "credential_source" })).toEqual(["SVC_HARNESS_EGRESS: required but not set"])
   })
 })
 
@@ -199,7 +206,7 @@ describe("svc harness, the process", () => {
   it("exits 78 naming what is missing, without the values it was given", async () => {
     const child = svc("harness", { [HarnessVariables.method]: "direct_token", [HarnessVariables.upstreams]: JSON.stringify({ fake: fake.baseUrl }) })
     expect(await child.exited).toEqual({ code: 78, signal: null })
-    expect(child.output()).toContain("harness: SVC_HARNESS_TOKEN is missing")
+    expect(child.output()).toBe("SVC_HARNESS_TOKEN: required but not set\n")
   })
 
   it("listens where its environment says and forwards with the token only it holds", async () => {
@@ -211,11 +218,14 @@ describe("svc harness, the process", () => {
       [HarnessVariables.token]: TOKEN
     })
     try {
-      await child.waitFor(/"harness: listening"/)
+      const listening = await child.waitFor(/message="harness: listening".*\n/)
+      // Annotations in no fixed order.
+      for (const annotation of ["host=127.0.0.1", `port=${port}`, "providers=fake"]) expect(listening).toContain(` ${annotation}`)
       const response = await chat(`http://127.0.0.1:${port}`, "/providers/fake/chat/completions", { model: fake.model, messages: [] })
       expect(response.status).toBe(200)
       expect(fake.requests().at(-1)!.headers.authorization).toBe(`Bearer ${TOKEN}`)
-      await child.waitFor(/"harness: forwarded","provider":"fake","method":"POST","status":200/)
+      const forwarded = await child.waitFor(/message="harness: forwarded".*\n/)
+      for (const annotation of ["provider=fake", "method=POST", "status=200"]) expect(forwarded).toContain(` ${annotation}`)
       expect(child.output()).not.toContain(TOKEN)
     } finally {
       expect(await child.stop()).toEqual({ code: 0, signal: null })

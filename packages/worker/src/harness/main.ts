@@ -1,16 +1,27 @@
 /**
  * `svc harness`: the model credential proxy of dedicated execution (`proxy.ts`), configured only
- * by its container's environment. It exits 78 when that environment cannot configure it.
+ * by its container's environment; an environment it cannot run with stops it with exit 78,
+ * naming the variable (never a value). SIGTERM closes the listener.
  */
-import { harnessConfigFrom, listenHarness } from "./proxy.js"
+import { NodeRuntime } from "@effect/platform-node"
+import { loadOrExit } from "@svc/core/config"
+import { Effect, Layer, Runtime } from "effect"
+import { harnessConfig, listenHarness } from "./proxy.js"
 
-const config = harnessConfigFrom(process.env)
-if (typeof config === "string") {
-  console.error(JSON.stringify({ level: "error", message: `harness: ${config}` }))
-  process.exit(78)
-}
-const server = await listenHarness(config)
-console.log(JSON.stringify({ level: "info", message: "harness: listening", host: config.host, port: config.port, providers: Object.keys(config.upstreams) }))
-const stop = () => server.close(() => process.exit(0))
-process.once("SIGTERM", stop)
-process.once("SIGINT", stop)
+const HarnessProcess = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* loadOrExit(harnessConfig)
+    const runtime = yield* Effect.runtime<never>()
+    const log = (line: Record<string, unknown>) => {
+      const { level, message, ...annotations } = line
+      const logged = level === "warn" ? Effect.logWarning(String(message)) : Effect.logInfo(String(message))
+      Runtime.runSync(runtime)(logged.pipe(Effect.annotateLogs(annotations)))
+    }
+    yield* listenHarness({ ...config, log }).pipe(Effect.orDie)
+    yield* Effect.logInfo("harness: listening").pipe(
+      Effect.annotateLogs({ host: config.host, port: config.port, providers: Object.keys(config.upstreams).join(",") })
+    )
+  })
+)
+
+HarnessProcess.pipe(Layer.launch, (main) => NodeRuntime.runMain(main, { disablePrettyLogger: true }))

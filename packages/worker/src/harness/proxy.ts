@@ -8,14 +8,16 @@
  * the egress swaps for the key. Whatever credential the gateway sent (the placeholder) is
  * dropped. Bodies and answers are streamed as they come. A provider it does not know answers
  * 404 `unknown_provider`; an unreachable upstream 502 `upstream_unreachable`. Its log lines name
- * the provider, method and status, never a header.
+ * the provider, method and status, never a header. Configured by `harnessConfig` (the
+ * container's environment; the credential read as a redacted value).
  */
 import * as http from "node:http"
 import * as https from "node:https"
-import { HarnessVariables, WORKSPACE_HEADER } from "@svc/core/drivers/compute"
+import { HARNESS_HOST, HARNESS_PORT, HarnessVariables, WORKSPACE_HEADER } from "@svc/core/drivers/compute"
+import { Config, ConfigError, Effect, Either, Option, Redacted } from "effect"
 
 export type HarnessCredential =
-  | { readonly kind: "bearer"; readonly token: string; readonly workspaceId?: string | undefined }
+  | { readonly kind: "bearer"; readonly token: Redacted.Redacted<string>; readonly workspaceId?: string | undefined }
   | { readonly kind: "egress"; readonly proxy: URL; readonly placeholder: string }
 
 export interface HarnessConfig {
@@ -27,37 +29,49 @@ export interface HarnessConfig {
   readonly log?: ((line: Record<string, unknown>) => void) | undefined
 }
 
-/** Why the environment cannot configure the proxy, or its configuration. */
-export const harnessConfigFrom = (env: NodeJS.ProcessEnv): HarnessConfig | string => {
-  const [host, port] = (env[HarnessVariables.listen] ?? "127.0.0.1:18790").split(":")
-  let upstreams: unknown
-  try {
-    upstreams = JSON.parse(env[HarnessVariables.upstreams] ?? "{}")
-  } catch {
-    return `${HarnessVariables.upstreams} is not JSON`
-  }
-  if (typeof upstreams !== "object" || upstreams === null || Object.values(upstreams).some((url) => typeof url !== "string")) {
-    return `${HarnessVariables.upstreams} must map provider ids to base URLs`
-  }
-  const method = env[HarnessVariables.method]
-  const token = env[HarnessVariables.token]
-  const base = { host: host ?? "127.0.0.1", port: Number(port), upstreams: upstreams as Record<string, string> }
-  if (!Number.isInteger(base.port) || base.port <= 0 || base.port > 65535) return `${HarnessVariables.listen} has no valid port`
-  if (method === "direct_token" || method === "provider_service_account") {
-    if (token === undefined || token === "") return `${HarnessVariables.token} is missing`
-    const workspaceId = method === "provider_service_account" ? env[HarnessVariables.workspaceId] : undefined
-    return { ...base, credential: { kind: "bearer", token, workspaceId: workspaceId === "" ? undefined : workspaceId } }
-  }
-  if (method === "credential_source") {
-    const egress = env[HarnessVariables.egress]
-    const placeholder = env[HarnessVariables.placeholder]
-    if (egress === undefined || !URL.canParse(egress) || placeholder === undefined) {
-      return `${HarnessVariables.egress} and ${HarnessVariables.placeholder} are needed for credential_source`
+const Listen = Config.string(HarnessVariables.listen).pipe(
+  Config.mapOrFail((text) => {
+    const match = /^([^:]+):(\d{1,5})$/.exec(text)
+    const port = Number(match?.[2])
+    return match !== null && port > 0 && port <= 65535
+      ? Either.right({ host: match[1]!, port })
+      : Either.left(ConfigError.InvalidData([], "must be host:port"))
+  }),
+  Config.withDefault({ host: HARNESS_HOST, port: HARNESS_PORT })
+)
+
+const Upstreams = Config.string(HarnessVariables.upstreams).pipe(
+  Config.mapOrFail((text) => {
+    try {
+      const value: unknown = JSON.parse(text)
+      if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.values(value).every((url) => typeof url === "string")) {
+        return Either.right(value as Record<string, string>)
+      }
+    } catch {
+      // reported below
     }
-    return { ...base, credential: { kind: "egress", proxy: new URL(egress), placeholder } }
+    return Either.left(ConfigError.InvalidData([], "must be a JSON object of provider ids to base URLs"))
+  })
+)
+
+const Method = Config.literal("direct_token", "provider_service_account", "credential_source")(HarnessVariables.method)
+
+/** The proxy's configuration from its container's environment (`HarnessVariables`). */
+export const harnessConfig: Effect.Effect<HarnessConfig, ConfigError.ConfigError> = Effect.gen(function* () {
+  const { host, port } = yield* Listen
+  const upstreams = yield* Upstreams
+  const method = yield* Method
+  if (method === "credential_source") {
+    const proxy = yield* Config.url(HarnessVariables.egress)
+    const placeholder = yield* Config.string(HarnessVariables.placeholder)
+    return { host, port, upstreams, credential: { kind: "egress", proxy, placeholder } }
   }
-  return `${HarnessVariables.method} must be direct_token, provider_service_account or credential_source`
-}
+  const token = yield* Config.redacted(HarnessVariables.token)
+  const workspaceId = method === "provider_service_account"
+    ? Option.getOrUndefined(yield* Config.option(Config.nonEmptyString(HarnessVariables.workspaceId)))
+    : undefined
+  return { host, port, upstreams, credential: { kind: "bearer", token, workspaceId } }
+})
 
 /** Headers never forwarded: hop-by-hop ones and every credential the gateway may have sent. */
 const DROPPED = new Set([
@@ -87,7 +101,7 @@ const route = (config: HarnessConfig, req: http.IncomingMessage) => {
   const credential = config.credential
   const headers: http.OutgoingHttpHeaders = { ...forwardable(req.headers), host: target.host }
   if (credential.kind === "bearer") {
-    headers.authorization = `Bearer ${credential.token}`
+    headers.authorization = `Bearer ${Redacted.value(credential.token)}`
     if (credential.workspaceId !== undefined) headers[WORKSPACE_HEADER] = credential.workspaceId
     return { provider, target, headers }
   }
@@ -107,7 +121,7 @@ const send = (
     : http.request({ host: proxy.hostname, port: proxy.port, method, path: target.href, headers })
 
 export const makeHarnessProxy = (config: HarnessConfig): http.Server => {
-  const log = config.log ?? ((line) => console.log(JSON.stringify(line)))
+  const log = config.log ?? (() => undefined)
   return http.createServer((req, res) => {
     if (req.method === "GET" && req.url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" })
@@ -139,10 +153,16 @@ export const makeHarnessProxy = (config: HarnessConfig): http.Server => {
   })
 }
 
-/** Starts the proxy; resolves once it listens. */
-export const listenHarness = (config: HarnessConfig): Promise<http.Server> =>
-  new Promise((resolve, reject) => {
-    const server = makeHarnessProxy(config)
-    server.once("error", reject)
-    server.listen({ host: config.host, port: config.port }, () => resolve(server))
-  })
+/** The proxy, listening for as long as the scope lasts. */
+export const listenHarness = (config: HarnessConfig) =>
+  Effect.acquireRelease(
+    Effect.async<http.Server, Error>((resume) => {
+      const server = makeHarnessProxy(config)
+      server.once("error", (error) => resume(Effect.fail(error)))
+      server.listen({ host: config.host, port: config.port }, () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  )
