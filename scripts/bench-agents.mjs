@@ -14,8 +14,10 @@
 //    startedAt, readyAt, checkedAt) and the database.
 //    BENCH_DEPLOYS (2) deployments + 1 direct start: 3 gateway starts (~1.2 GiB each, one at a time).
 // 2. Listing 10 000 Agents page by page (inserted with SQL) through GET /namespaces/{ns}/agents
-//    with a service key (raw fetch: the page latency is the server's, without client decoding), for page sizes 50 and 200: statements per page and page latency
-//    p50/p95, beside a bare keyset query through pg (one statement per page). Statements are
+//    with a service key, for page sizes 50 and 200: statements per page and page latency
+//    p50/p95, beside a bare keyset query through pg (one statement per page). The pages are read
+//    raw by a client in a child process (scripts/lib/bench-page-client.mjs), so the latency is
+//    the server's alone, without client work in its process or client decoding. Statements are
 //    counted by observing the `pg` client the API uses (`pg.Client.prototype.query` is wrapped;
 //    the worker is stopped by then, so nothing else runs), which counts what the server executes
 //    without needing pg_stat_statements.
@@ -43,6 +45,7 @@ import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, digestOf, newToken } from "@svc/core/iam"
 import { WorkerLive } from "@svc/worker"
 import { Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
+import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -119,12 +122,23 @@ const typedClient = (baseUrl, key) =>
   Effect.runPromise(makeClient({ baseUrl, credentials: Credentials.serviceKey(key) }).pipe(Effect.provide(FetchHttpClient.layer)))
 const run = (call) => Effect.runPromise(call)
 
-/** One page of Agents, read raw: the timed loop measures the server, not client-side decoding. */
-const agentPage = (baseUrl, key) => async (p) => {
-  const response = await fetch(`${baseUrl}${p}`, { headers: { "x-api-key": key } })
-  const json = await response.json()
-  if (response.status !== 200) throw new Error(`GET ${p}: ${response.status} ${JSON.stringify(json.error)}`)
-  return json.data
+/**
+ * Pages of Agents read raw by a client in another process (scripts/lib/bench-page-client.mjs):
+ * the timed span is the server's answer alone, without the client's work (request, body
+ * parsing) in the server's process. Resolves to the page's data and the child's latency.
+ */
+const pageClient = (baseUrl, key) => {
+  const child = childProcess.fork(path.join(import.meta.dirname, "lib", "bench-page-client.mjs"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const read = (p) =>
+    new Promise((resolve) => {
+      child.once("message", resolve)
+      child.send({ url: `${baseUrl}${p}`, headers: { "x-api-key": key } })
+    }).then(({ ms, status, body }) => {
+      const json = JSON.parse(body)
+      if (status !== 200) throw new Error(`GET ${p}: ${status} ${JSON.stringify(json.error)}`)
+      return { data: json.data, ms }
+    })
+  return { read, close: () => child.disconnect() }
 }
 
 const until = async (read, done, seconds, what) => {
@@ -243,15 +257,16 @@ const listing = async ({ client, readPage, pool }) => {
     for (const size of PAGE_SIZES) {
       for (const [name, page] of [
         ["API GET .../agents", async (after) => {
-          const data = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
-          return data.map((a) => a.id)
+          const { data, ms } = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
+          return { ids: data.map((a) => a.id), ms }
         }],
         ["bare keyset SQL", async (after) => {
+          const start = performance.now()
           const { rows } = await pool.query(
             "SELECT id, name, configuration_id, status, desired_runtime_state, active_revision_id, created_at FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
             [ns, after ?? "", size]
           )
-          return rows.map((r) => r.id)
+          return { ids: rows.map((r) => r.id), ms: performance.now() - start }
         }]
       ]) {
         await page(undefined) // warm-up
@@ -263,9 +278,8 @@ const listing = async ({ client, readPage, pool }) => {
         let total = 0
         for (;;) {
           const before = statements
-          const start = performance.now()
-          const ids = await page(after)
-          latencies.push(performance.now() - start)
+          const { ids, ms } = await page(after)
+          latencies.push(ms)
           counts.push(statements - before)
           total += ids.length
           if (ids.length < size) break
@@ -335,7 +349,8 @@ const main = async () => {
     const deployed = LISTING_ONLY ? undefined : await deployments({ client, pool, dataDir, model })
     await worker.dispose()
     worker = undefined
-    const listed = await listing({ client, readPage: agentPage(baseUrl, key), pool })
+    const pages = pageClient(baseUrl, key)
+    const listed = await listing({ client, readPage: pages.read, pool }).finally(pages.close)
     await apiRuntime.dispose()
 
     const lines = [`PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; loopback`]
