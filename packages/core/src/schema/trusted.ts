@@ -296,7 +296,8 @@ const declaration = (
     [typeParameter],
     (parameter) => (input, options) => ParseResult.decodeUnknown(Schema.make(parameter))(input, options),
     encode,
-    { [AST.SurrogateAnnotationId]: surrogate }
+    // Its JSON Schema is the surrogate's; its title keeps error messages as they were.
+    { [AST.SurrogateAnnotationId]: surrogate, [AST.TitleAnnotationId]: String(typeParameter) }
   )
 
 /**
