@@ -51,14 +51,18 @@ const identity = (check: (input: unknown) => boolean, mode: Mode): Compiled => (
 
 const computed = (run: Run): Compiled => ({ identity: false, check: always, run })
 
+/**
+ * How the fast path calls into Effect: effects allowed, so a node that is effectful anywhere
+ * answers with an Effect rather than forcing it, and the fast path gives the whole value to
+ * Effect (which orders such properties its own way). `isEffectAllowed` is Effect's internal option.
+ */
+const effectsAllowed = { isEffectAllowed: true } as AST.ParseOptions
+
 /** The node run by Effect's own interpreter: exact, with its checks. */
 const delegate = (ast: AST.AST, mode: Mode): Compiled => {
   const schema = Schema.make(ast)
   const parse = mode === "encode" ? ParseResult.encodeUnknownEither(schema) : ParseResult.decodeUnknownEither(schema)
-  return computed((input) => {
-    const result = parse(input)
-    return Either.isRight(result) ? result.right : giveUp()
-  })
+  return computed((input) => rightOf(parse(input, effectsAllowed)))
 }
 
 /** An `Either` answer of a transformation or declaration, or the fall-back. */
@@ -145,7 +149,7 @@ const build = (ast: AST.AST, mode: Mode): Compiled => {
     }
     case "Declaration": {
       const parse = mode === "encode" ? ast.encodeUnknown(...ast.typeParameters) : ast.decodeUnknown(...ast.typeParameters)
-      return computed((input) => rightOf(parse(input, AST.defaultParseOption, ast)))
+      return computed((input) => rightOf(parse(input, effectsAllowed, ast)))
     }
     case "Transformation":
       return transformation(ast, mode)
@@ -171,7 +175,7 @@ const transformationStep = (ast: AST.Transformation, mode: Mode): (value: unknow
   switch (t._tag) {
     case "FinalTransformation": {
       const f = mode === "encode" ? t.encode : t.decode
-      return (value, input) => rightOf(f(value, AST.defaultParseOption, ast, input))
+      return (value, input) => rightOf(f(value, effectsAllowed, ast, input))
     }
     case "ComposeTransformation":
       return (value) => value
@@ -290,11 +294,15 @@ const isDefault = (options: AST.ParseOptions) =>
 const declaration = (
   typeParameter: AST.AST,
   surrogate: AST.AST,
-  encode: (parameter: AST.AST) => (input: unknown, options: AST.ParseOptions) => ReturnType<ReturnType<typeof ParseResult.encodeUnknown>>
+  encode: (parameter: AST.AST) => (input: unknown, options: AST.ParseOptions) => Effect.Effect<unknown, ParseResult.ParseIssue>
 ) =>
   new AST.Declaration(
     [typeParameter],
-    (parameter) => (input, options) => ParseResult.decodeUnknown(Schema.make(parameter))(input, options),
+    // The type parameter's own parser with the caller's options: what Effect would run in its place.
+    (parameter) => {
+      const parse = ParseResult.decodeUnknownEither(Schema.make(parameter))
+      return (input, options) => parse(input, options)
+    },
     encode,
     // Its JSON Schema is the surrogate's; its title keeps error messages as they were.
     { [AST.SurrogateAnnotationId]: surrogate, [AST.TitleAnnotationId]: String(typeParameter) }
@@ -310,7 +318,7 @@ export const trustedEncoding = <A, I>(schema: Schema.Schema<A, I>): Schema.Schem
   Schema.make(
     declaration(schema.ast, schema.ast, (parameter) => {
       const compiled = compile(parameter, "encode")
-      const full = ParseResult.encodeUnknown(Schema.make(parameter))
+      const full = ParseResult.encodeUnknownEither(Schema.make(parameter))
       return (input, options) =>
         isDefault(options) ? attempt(compiled, input, ParseResult.succeed, () => full(input, options)) : full(input, options)
     })
