@@ -15,9 +15,10 @@
 //    BENCH_DEPLOYS (2) deployments + 1 direct start: 3 gateway starts (~1.2 GiB each, one at a time).
 // 2. Listing 10 000 Agents page by page (inserted with SQL) through GET /namespaces/{ns}/agents
 //    with a service key, for page sizes 50 and 200: statements per page and page latency
-//    p50/p95, beside a bare keyset query through pg (one statement per page). The pages are read
-//    raw by a client in a child process (scripts/lib/bench-page-client.mjs), so the latency is
-//    the server's alone, without client work in its process or client decoding. Statements are
+//    p50/p95 and the server's CPU per page, beside a bare keyset query through pg (one statement
+//    per page). The pages are read raw by a client in a child process (scripts/lib/bench-listing.mjs,
+//    bench-page-client.mjs), so the latency is the server's alone, without client work in its
+//    process or client decoding. Statements are
 //    counted by observing the `pg` client the API uses (`pg.Client.prototype.query` is wrapped;
 //    the worker is stopped by then, so nothing else runs), which counts what the server executes
 //    without needing pg_stat_statements.
@@ -45,13 +46,13 @@ import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, digestOf, newToken } from "@svc/core/iam"
 import { WorkerLive } from "@svc/worker"
 import { Duration, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
-import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import pg from "pg"
-import { admin, int, startProfile, urlFor } from "./lib/bench.mjs"
+import { admin, int, urlFor } from "./lib/bench.mjs"
+import { countStatements, mean, pageClient, timePages } from "./lib/bench-listing.mjs"
 import { kubernetesRow } from "./lib/bench-kubernetes.mjs"
 
 const DEPLOYS = int("BENCH_DEPLOYS", 2)
@@ -123,25 +124,6 @@ const typedClient = (baseUrl, key) =>
   Effect.runPromise(makeClient({ baseUrl, credentials: Credentials.serviceKey(key) }).pipe(Effect.provide(FetchHttpClient.layer)))
 const run = (call) => Effect.runPromise(call)
 
-/**
- * Pages of Agents read raw by a client in another process (scripts/lib/bench-page-client.mjs):
- * the timed span is the server's answer alone, without the client's work (request, body
- * parsing) in the server's process. Resolves to the page's data and the child's latency.
- */
-const pageClient = (baseUrl, key) => {
-  const child = childProcess.fork(path.join(import.meta.dirname, "lib", "bench-page-client.mjs"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  const read = (p) =>
-    new Promise((resolve) => {
-      child.once("message", resolve)
-      child.send({ url: `${baseUrl}${p}`, headers: { "x-api-key": key } })
-    }).then(({ ms, status, body }) => {
-      const json = JSON.parse(body)
-      if (status !== 200) throw new Error(`GET ${p}: ${status} ${JSON.stringify(json.error)}`)
-      return { data: json.data, ms }
-    })
-  return { read, close: () => child.disconnect() }
-}
-
 const until = async (read, done, seconds, what) => {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
@@ -152,9 +134,7 @@ const until = async (read, done, seconds, what) => {
   }
 }
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a")
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /** Part 1: deployments through the control plane vs. the gateway started directly. */
 const deployments = async ({ client, pool, dataDir, model }) => {
@@ -240,19 +220,7 @@ const listing = async ({ client, readPage, pool }) => {
   )
   await pool.query("ANALYZE agents; ANALYZE principals")
   // Count every statement the API's pg clients send while one page is served.
-  let statements = 0
-  const query = pg.Client.prototype.query
-  // BENCH_TRACE=1 prints the text of each statement once, to see what a page costs.
-  const traced = new Set()
-  pg.Client.prototype.query = function (...args) {
-    statements++
-    const text = typeof args[0] === "string" ? args[0] : args[0]?.text
-    if (process.env.BENCH_TRACE === "1" && text && !traced.has(text)) {
-      traced.add(text)
-      log(`statement: ${text.replace(/\s+/g, " ").slice(0, 200)}`)
-    }
-    return query.apply(this, args)
-  }
+  const { counter, restore } = countStatements(log)
   const results = []
   try {
     for (const size of PAGE_SIZES) {
@@ -270,42 +238,13 @@ const listing = async ({ client, readPage, pool }) => {
           return { ids: rows.map((r) => r.id), ms: performance.now() - start }
         }]
       ]) {
-        // Warm-up: one whole untimed pass (JIT, plans, pool), so the first page size is not
-        // timed while the server's code is still being compiled.
-        for (let after, ids; ids === undefined || ids.length === size; after = ids[ids.length - 1]) ({ ids } = await page(after))
         // BENCH_PROFILE=<file>: CPU-profile the API's pages (the last page size's run wins).
-        const stopProfile = await startProfile(name.startsWith("API") ? process.env.BENCH_PROFILE : undefined)
-        const latencies = []
-        const counts = []
-        const cpu = []
-        let total = 0
-        // BENCH_PASSES: more timed passes over the whole list, for more pages behind each figure.
-        for (let pass = 0; pass < PASSES; pass++) {
-          let after
-          for (;;) {
-            const before = statements
-            // This process's CPU while the page is served: the server's own work (and the bare
-            // query's client side), which waiting on a loaded machine does not inflate.
-            const cpuBefore = process.cpuUsage()
-            const { ids, ms } = await page(after)
-            const used = process.cpuUsage(cpuBefore)
-            cpu.push((used.user + used.system) / 1000)
-            latencies.push(ms)
-            counts.push(statements - before)
-            total += ids.length
-            if (ids.length < size) break
-            after = ids[ids.length - 1]
-          }
-        }
-        await stopProfile()
-        if (total !== AGENTS * PASSES) throw new Error(`${name}: listed ${total} Agents, expected ${AGENTS * PASSES}`)
-        latencies.sort((a, b) => a - b)
-        cpu.sort((a, b) => a - b)
-        results.push({ name, size, pages: latencies.length, statements: mean(counts), maxStatements: Math.max(...counts), p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), cpu50: percentile(cpu, 0.5) })
+        const timed = await timePages({ page, size, expected: AGENTS, passes: PASSES, counter, profiled: name.startsWith("API") })
+        results.push({ name, size, ...timed })
       }
     }
   } finally {
-    pg.Client.prototype.query = query
+    restore()
   }
   return results
 }
