@@ -14,8 +14,11 @@
 //    startedAt, readyAt, checkedAt) and the database.
 //    BENCH_DEPLOYS (2) deployments + 1 direct start: 3 gateway starts (~1.2 GiB each, one at a time).
 // 2. Listing 10 000 Agents page by page (inserted with SQL) through GET /namespaces/{ns}/agents
-//    with a service key (raw fetch: the page latency is the server's, without client decoding), for page sizes 50 and 200: statements per page and page latency
-//    p50/p95, beside a bare keyset query through pg (one statement per page). Statements are
+//    with a service key, for page sizes 50 and 200: statements per page and page latency
+//    p50/p95 and the server's CPU per page, beside a bare keyset query through pg (one statement
+//    per page). The pages are read raw by a client in a child process (scripts/lib/bench-listing.mjs,
+//    bench-page-client.mjs), so the latency is the server's alone, without client work in its
+//    process or client decoding. Statements are
 //    counted by observing the `pg` client the API uses (`pg.Client.prototype.query` is wrapped;
 //    the worker is stopped by then, so nothing else runs), which counts what the server executes
 //    without needing pg_stat_statements.
@@ -27,7 +30,7 @@
 //    BENCH_K8S=0 skips it.
 //
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
-// PostgreSQL in a scratch directory), BENCH_DEPLOYS (2), BENCH_AGENTS (10000), SVC_RUNTIME_DIR
+// PostgreSQL in a scratch directory), BENCH_DEPLOYS (2), BENCH_AGENTS (10000), BENCH_PASSES (1), SVC_RUNTIME_DIR
 // (the gateway runtime; default .svc-data/runtime, installed if missing).
 import { FetchHttpClient } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -48,11 +51,13 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import pg from "pg"
-import { admin, int, startProfile, urlFor } from "./lib/bench.mjs"
+import { admin, int, urlFor } from "./lib/bench.mjs"
+import { countStatements, mean, pageClient, timePages } from "./lib/bench-listing.mjs"
 import { kubernetesRow } from "./lib/bench-kubernetes.mjs"
 
 const DEPLOYS = int("BENCH_DEPLOYS", 2)
 const AGENTS = int("BENCH_AGENTS", 10_000)
+const PASSES = int("BENCH_PASSES", 1)
 // BENCH_PARTS=listing skips the deployment part (no gateway starts): only the listing runs.
 const LISTING_ONLY = process.env.BENCH_PARTS === "listing"
 const PAGE_SIZES = [50, 200]
@@ -119,14 +124,6 @@ const typedClient = (baseUrl, key) =>
   Effect.runPromise(makeClient({ baseUrl, credentials: Credentials.serviceKey(key) }).pipe(Effect.provide(FetchHttpClient.layer)))
 const run = (call) => Effect.runPromise(call)
 
-/** One page of Agents, read raw: the timed loop measures the server, not client-side decoding. */
-const agentPage = (baseUrl, key) => async (p) => {
-  const response = await fetch(`${baseUrl}${p}`, { headers: { "x-api-key": key } })
-  const json = await response.json()
-  if (response.status !== 200) throw new Error(`GET ${p}: ${response.status} ${JSON.stringify(json.error)}`)
-  return json.data
-}
-
 const until = async (read, done, seconds, what) => {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
@@ -137,9 +134,7 @@ const until = async (read, done, seconds, what) => {
   }
 }
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a")
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /** Part 1: deployments through the control plane vs. the gateway started directly. */
 const deployments = async ({ client, pool, dataDir, model }) => {
@@ -225,60 +220,31 @@ const listing = async ({ client, readPage, pool }) => {
   )
   await pool.query("ANALYZE agents; ANALYZE principals")
   // Count every statement the API's pg clients send while one page is served.
-  let statements = 0
-  const query = pg.Client.prototype.query
-  // BENCH_TRACE=1 prints the text of each statement once, to see what a page costs.
-  const traced = new Set()
-  pg.Client.prototype.query = function (...args) {
-    statements++
-    const text = typeof args[0] === "string" ? args[0] : args[0]?.text
-    if (process.env.BENCH_TRACE === "1" && text && !traced.has(text)) {
-      traced.add(text)
-      log(`statement: ${text.replace(/\s+/g, " ").slice(0, 200)}`)
-    }
-    return query.apply(this, args)
-  }
+  const { counter, restore } = countStatements(log)
   const results = []
   try {
     for (const size of PAGE_SIZES) {
       for (const [name, page] of [
         ["API GET .../agents", async (after) => {
-          const data = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
-          return data.map((a) => a.id)
+          const { data, ms } = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
+          return { ids: data.map((a) => a.id), ms }
         }],
         ["bare keyset SQL", async (after) => {
+          const start = performance.now()
           const { rows } = await pool.query(
             "SELECT id, name, configuration_id, status, desired_runtime_state, active_revision_id, created_at FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
             [ns, after ?? "", size]
           )
-          return rows.map((r) => r.id)
+          return { ids: rows.map((r) => r.id), ms: performance.now() - start }
         }]
       ]) {
-        await page(undefined) // warm-up
         // BENCH_PROFILE=<file>: CPU-profile the API's pages (the last page size's run wins).
-        const stopProfile = await startProfile(name.startsWith("API") ? process.env.BENCH_PROFILE : undefined)
-        const latencies = []
-        const counts = []
-        let after
-        let total = 0
-        for (;;) {
-          const before = statements
-          const start = performance.now()
-          const ids = await page(after)
-          latencies.push(performance.now() - start)
-          counts.push(statements - before)
-          total += ids.length
-          if (ids.length < size) break
-          after = ids[ids.length - 1]
-        }
-        await stopProfile()
-        if (total !== AGENTS) throw new Error(`${name}: listed ${total} Agents, expected ${AGENTS}`)
-        latencies.sort((a, b) => a - b)
-        results.push({ name, size, pages: latencies.length, statements: mean(counts), maxStatements: Math.max(...counts), p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) })
+        const timed = await timePages({ page, size, expected: AGENTS, passes: PASSES, counter, profiled: name.startsWith("API") })
+        results.push({ name, size, ...timed })
       }
     }
   } finally {
-    pg.Client.prototype.query = query
+    restore()
   }
   return results
 }
@@ -335,7 +301,8 @@ const main = async () => {
     const deployed = LISTING_ONLY ? undefined : await deployments({ client, pool, dataDir, model })
     await worker.dispose()
     worker = undefined
-    const listed = await listing({ client, readPage: agentPage(baseUrl, key), pool })
+    const pages = pageClient(baseUrl, key)
+    const listed = await listing({ client, readPage: pages.read, pool }).finally(pages.close)
     await apiRuntime.dispose()
 
     const lines = [`PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; loopback`]
@@ -368,10 +335,16 @@ const main = async () => {
     const median = controlPlane.length % 2 === 1 ? controlPlane[Math.floor(middle)] : (controlPlane[middle - 1] + controlPlane[middle]) / 2
     lines.push(`| p50 | | | | ${fmt(median)} (goal < 200) |`)
     }
-    lines.push("", `Listing ${AGENTS} Agents page by page (statements counted on the pg client):`, "", "| page size | path | pages | statements/page (max) | p50 ms | p95 ms | p50 / bare (goal <= 3x) |", "|---:|---|---:|---:|---:|---:|---:|")
+    lines.push(
+      "",
+      `Listing ${AGENTS} Agents page by page${PASSES > 1 ? `, ${PASSES} passes` : ""} (statements counted on the pg client; CPU: this process's, where the server runs, per page):`,
+      "",
+      "| page size | path | pages | statements/page (max) | p50 ms | p95 ms | p50 / bare (goal <= 3x) | CPU p50 ms |",
+      "|---:|---|---:|---:|---:|---:|---:|---:|"
+    )
     for (const r of listed) {
       const bare = listed.find((b) => b.size === r.size && b.name.startsWith("bare"))
-      lines.push(`| ${r.size} | ${r.name} | ${r.pages} | ${fmt(r.statements, 1)} (${r.maxStatements}) | ${fmt(r.p50, 2)} | ${fmt(r.p95, 2)} | ${fmt(r.p50 / bare.p50, 1)}x |`)
+      lines.push(`| ${r.size} | ${r.name} | ${r.pages} | ${fmt(r.statements, 1)} (${r.maxStatements}) | ${fmt(r.p50, 2)} | ${fmt(r.p95, 2)} | ${fmt(r.p50 / bare.p50, 1)}x | ${fmt(r.cpu50, 2)} |`)
     }
     console.log(lines.join("\n"))
     if (!LISTING_ONLY && process.env.BENCH_K8S !== "0") console.log(await kubernetesRow())

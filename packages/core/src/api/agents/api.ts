@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody, WorkspaceWriteBody } from "../middleware.js"
-import { AgentId, detailMessage, Envelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "../../schema/index.js"
+import { AgentId, detailMessage, Envelope, ListEnvelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
@@ -78,7 +78,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/agents")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(Schema.Array(Agent), "AgentListResponse"))
+      .addSuccess(ListEnvelope(Schema.Array(Agent), "AgentListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List the Agents the caller can read, page by page")
   )
@@ -166,7 +166,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
     HttpApiEndpoint.get("revisions", "/namespaces/:namespaceId/agents/:agentId/revisions")
       .setPath(AgentPath)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(Schema.Array(AgentRevision), "AgentRevisionListResponse"))
+      .addSuccess(ListEnvelope(Schema.Array(AgentRevision), "AgentRevisionListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "The Agent's revisions the caller can read (needs agent:read)")
   )

@@ -3,7 +3,7 @@
  * the query of a page, one entry, and the page envelope whose `meta` carries the next cursor.
  */
 import { Effect, ParseResult, Schema } from "effect"
-import { BoundedString, CurrentRequestId, detailMessage, Meta, PatternString, Timestamp } from "../../schema/index.js"
+import { BoundedString, CurrentRequestId, detailMessage, Meta, PatternString, Timestamp, trustedEncoding, trustedType } from "../../schema/index.js"
 
 export const AUDIT_PAGE_DEFAULT = 50
 export const AUDIT_PAGE_MAX = 200
@@ -94,10 +94,13 @@ const PageMeta = Schema.Struct({
 
 const AuditPageType = Schema.Struct({ entries: Schema.Array(AuditEntry), nextCursor: Schema.NullOr(Schema.String) })
 
-/** `{ data: [entries], meta: { requestId, nextCursor } }`; handlers return `AuditPage`. */
+/**
+ * `{ data: [entries], meta: { requestId, nextCursor } }`; handlers return `AuditPage`, encoded
+ * trusting its entries as every list page is (`ListEnvelope`).
+ */
 export const AuditPageResponse = Schema.transformOrFail(
-  Schema.Struct({ data: Schema.Array(AuditEntry), meta: PageMeta }).annotations({ identifier: "AuditPageResponse" }),
-  Schema.typeSchema(AuditPageType),
+  Schema.Struct({ data: trustedEncoding(Schema.Array(AuditEntry)), meta: PageMeta }).annotations({ identifier: "AuditPageResponse" }),
+  trustedType(AuditPageType),
   {
     strict: true,
     decode: (page) => ParseResult.succeed({ entries: page.data, nextCursor: page.meta.nextCursor }),

@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { ConfigurationId, Envelope, NamespaceId } from "../../schema/index.js"
+import { ConfigurationId, Envelope, ListEnvelope, NamespaceId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
@@ -34,7 +34,7 @@ export const ConfigurationsApi = HttpApiGroup.make("configurations")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/configurations")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(ConfigurationList, "ConfigurationListResponse"))
+      .addSuccess(ListEnvelope(ConfigurationList, "ConfigurationListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's Configurations (needs namespace:read; filtered by configuration:read)")
   )

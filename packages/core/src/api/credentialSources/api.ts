@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { ErrorWire } from "../../errors/index.js"
 import { idempotent } from "../idempotency.js"
-import { CredentialSourceId, Envelope, NamespaceId } from "../../schema/index.js"
+import { CredentialSourceId, Envelope, ListEnvelope, NamespaceId } from "../../schema/index.js"
 import { PageParams } from "../iam/schemas.js"
 import { Authentication, JsonBody } from "../middleware.js"
 import { CreateCredentialSource, CredentialSource } from "./schemas.js"
@@ -36,7 +36,7 @@ export const CredentialSourcesApi = HttpApiGroup.make("credentialSources")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/credential-sources")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(CredentialSourceList, "CredentialSourceListResponse"))
+      .addSuccess(ListEnvelope(CredentialSourceList, "CredentialSourceListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's credential sources (filtered by exact read; no gateway call, no status)")
   )

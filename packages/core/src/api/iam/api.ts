@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { BindingId, Envelope, NamespaceId, RoleId, ServicePrincipalId } from "../../schema/index.js"
+import { BindingId, Envelope, ListEnvelope, NamespaceId, RoleId, ServicePrincipalId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import {
@@ -45,7 +45,7 @@ export const IamRolesApi = HttpApiGroup.make("iamRoles")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/iam/roles")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(RoleList, "RoleListResponse"))
+      .addSuccess(ListEnvelope(RoleList, "RoleListResponse"))
       .middleware(Authentication)
       .annotate(
         OpenApi.Summary,
@@ -90,7 +90,7 @@ export const IamAccessBindingsApi = HttpApiGroup.make("iamAccessBindings")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/iam/access-bindings")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(AccessBindingList, "AccessBindingListResponse"))
+      .addSuccess(ListEnvelope(AccessBindingList, "AccessBindingListResponse"))
       .middleware(Authentication)
       .annotate(
         OpenApi.Summary,
@@ -128,7 +128,7 @@ export const IamServicePrincipalsApi = HttpApiGroup.make("iamServicePrincipals")
   .add(
     HttpApiEndpoint.get("listInstallation", "/iam/service-principals")
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(ServicePrincipalList, "ServicePrincipalListResponse"))
+      .addSuccess(ListEnvelope(ServicePrincipalList, "ServicePrincipalListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List Installation-scoped service principals (needs installation:administer)")
   )
@@ -160,7 +160,7 @@ export const IamServicePrincipalsApi = HttpApiGroup.make("iamServicePrincipals")
     HttpApiEndpoint.get("listNamespace", "/namespaces/:namespaceId/iam/service-principals")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(ServicePrincipalList, "ServicePrincipalListResponse"))
+      .addSuccess(ListEnvelope(ServicePrincipalList, "ServicePrincipalListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's service principals (needs namespace:read and installation:administer)")
   )

@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { Envelope, NamespaceId, RequestBody, Timestamp } from "../../schema/index.js"
+import { Envelope, ListEnvelope, NamespaceId, RequestBody, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
@@ -49,7 +49,7 @@ export const NamespacesApi = HttpApiGroup.make("namespaces")
   .add(
     HttpApiEndpoint.get("list", "/namespaces")
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(NamespaceList, "NamespaceListResponse"))
+      .addSuccess(ListEnvelope(NamespaceList, "NamespaceListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List the Namespaces the caller can read (filtered by namespace:read)")
   )

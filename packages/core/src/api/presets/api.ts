@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { Envelope, NamespaceId, PresetId } from "../../schema/index.js"
+import { Envelope, ListEnvelope, NamespaceId, PresetId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
@@ -33,7 +33,7 @@ export const PresetsApi = HttpApiGroup.make("presets")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/presets")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(PresetList, "PresetListResponse"))
+      .addSuccess(ListEnvelope(PresetList, "PresetListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's Presets (needs namespace:read; filtered by preset:read)")
   )

@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { Envelope, NamespaceId, SecretId } from "../../schema/index.js"
+import { Envelope, ListEnvelope, NamespaceId, SecretId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
@@ -33,7 +33,7 @@ export const SecretsApi = HttpApiGroup.make("secrets")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/secrets")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(SecretList, "SecretListResponse"))
+      .addSuccess(ListEnvelope(SecretList, "SecretListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's Secrets (needs namespace:read; filtered by secret:read)")
   )

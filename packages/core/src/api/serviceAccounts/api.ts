@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { ErrorWire } from "../../errors/index.js"
-import { Envelope, NamespaceId, ServiceAccountId } from "../../schema/index.js"
+import { Envelope, ListEnvelope, NamespaceId, ServiceAccountId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication, JsonBody } from "../middleware.js"
 import { idempotent } from "../idempotency.js"
@@ -32,7 +32,7 @@ export const ServiceAccountsApi = HttpApiGroup.make("serviceAccounts")
     HttpApiEndpoint.get("list", "/namespaces/:namespaceId/service-accounts")
       .setPath(InNamespace)
       .setUrlParams(PageParams)
-      .addSuccess(Envelope(ServiceAccountList, "ServiceAccountListResponse"))
+      .addSuccess(ListEnvelope(ServiceAccountList, "ServiceAccountListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "List a Namespace's service accounts (needs namespace:read; filtered by exact service_account:read)")
   )
