@@ -325,9 +325,14 @@ const main = async () => {
         for (const [credential, headers] of credentials) {
           await check(port, headers)
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s...\n`)
+          const cpu = process.cpuUsage()
           const result = await load(port, headers)
+          const used = process.cpuUsage(cpu)
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-          runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
+          runs.push({
+            name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total,
+            cpuPerRequest: (used.user + used.system) / result.requests.total
+          })
         }
         await stopProfile()
         if (name === "full stack" && FLOOD > 0) {
@@ -363,14 +368,17 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; GET /installation, ${CONNECTIONS} connections, ` +
       `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback; server logs: ${LOG}`,
     "",
-    "| server | credential | requests/s | p50 ms | p99 ms | requests |",
-    "|---|---|---:|---:|---:|---:|"
+    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request |",
+    "|---|---|---:|---:|---:|---:|---:|"
   ]
-  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} |`)
+  // CPU per request: this process's user + system time over the run (the server and autocannon's
+  // worker thread alike, so the same load-generator share on both sides); steadier than requests/s
+  // on a shared machine.
+  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} |`)
   for (const credential of ["service key", "session cookie"]) {
     const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
     const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
-    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | |`)
+    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | | ${fmt(ours.cpuPerRequest / bare.cpuPerRequest, 2)} |`)
   }
   // Issue 11, item 1: requests/s >= 1.0x the bare floor's, p99 <= 2x its p99, for both credentials.
   lines.push("")
