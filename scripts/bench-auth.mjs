@@ -331,7 +331,7 @@ const main = async () => {
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
           runs.push({
             name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total,
-            cpuPerRequest: (used.user + used.system) / result.requests.total
+            cpuPerRequest: (used.user + used.system) / result.requests.total, userPerRequest: used.user / result.requests.total
           })
         }
         await stopProfile()
@@ -368,13 +368,13 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; GET /installation, ${CONNECTIONS} connections, ` +
       `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback; server logs: ${LOG}`,
     "",
-    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request |",
+    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request (user) |",
     "|---|---|---:|---:|---:|---:|---:|"
   ]
   // CPU per request: this process's user + system time over the run (the server and autocannon's
   // worker thread alike, so the same load-generator share on both sides); steadier than requests/s
   // on a shared machine.
-  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} |`)
+  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} (user ${fmt(r.userPerRequest)}) |`)
   for (const credential of ["service key", "session cookie"]) {
     const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
     const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
