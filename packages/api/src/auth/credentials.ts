@@ -1,14 +1,13 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type Caller, digestOf } from "@svc/core/iam"
 import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, UserId } from "@svc/core/schema"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { type Preauthorization, preauthorizationSql, recordPreauthorized } from "./preauthorization.js"
 
-// On the hot path of every authenticated request: one statement per credential, as before the
-// rows were decoded. A row that does not decode is a defect (the schema and the table disagree).
-// With an endpoint's preauthorization, the same statement also carries its decision and row.
+// On the hot path of every authenticated request: one statement per credential. With an
+// endpoint's preauthorization, the same statement also carries its decision and row.
 
 /** The columns a preauthorization adds (absent without one). */
 const PreauthorizedColumns = {
@@ -55,65 +54,84 @@ const answered = <C extends Caller>(
   return caller
 }
 
+/** The one row of a credential statement, decoded; none when the credential is not valid. */
+const credentialRow = <A, I>(Row: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(Row)
+  return <E>(statement: Effect.Effect<ReadonlyArray<unknown>, E>): Effect.Effect<Option.Option<A>, E> =>
+    Effect.flatMap(statement, (rows) => {
+      if (rows.length === 0) return Effect.succeedNone
+      const row = decode(rows[0])
+      // A row that does not decode is a defect: the schema and the table disagree.
+      return Either.isRight(row) ? Effect.succeedSome(row.right) : Effect.die(row.left)
+    })
+}
+
+const serviceKeyRow = credentialRow(ServiceKeyCredentialRow)
+const sessionRow = credentialRow(SessionCredentialRow)
+
 /**
- * Resolves a service key from storage on every request: active (not revoked, not expired), of a
- * live non-Agent service principal. A key whose principal changed scope since issuance is
- * reported so the caller gets 403, not access with the new scope.
+ * The credential lookups over one SqlClient (taken once, not from each request's context). Each
+ * is one statement, and its row decoded synchronously: the hot path of every request.
  */
+export const credentialResolvers = (sql: SqlClient.SqlClient) => ({
+  /**
+   * Resolves a service key from storage on every request: active (not revoked, not expired), of
+   * a live non-Agent service principal. A key whose principal changed scope since issuance is
+   * reported so the caller gets 403, not access with the new scope.
+   */
+  serviceKey: (key: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError> =>
+    serviceKeyRow(withPreauthorization(sql, sql`
+      SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
+             p.namespace_id AS principal_namespace
+      FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
+      WHERE k.digest = ${digestOf(key)} AND k.revoked_at IS NULL AND k.expires_at > now()
+        AND p.deleted_at IS NULL AND p.kind = 'service'
+    `, preauthorization, sql`svc_credential.principal_namespace`)).pipe(
+      Effect.map(Option.map((row) => {
+        if (row.key_namespace !== row.principal_namespace) return "scope-changed" as const
+        return answered({
+          principalId: row.principal_id,
+          kind: "service",
+          namespaceId: row.principal_namespace,
+          credential: { _tag: "ServiceKey", keyId: row.id }
+        } satisfies Caller, preauthorization, row)
+      })),
+      Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+    ),
+
+  /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
+  session: (token: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller>, SqlError> =>
+    // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
+    sessionRow(withPreauthorization(sql, sql`
+      SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
+      FROM sessions s
+        JOIN accounts a ON a.id = s.account_id
+        JOIN principals p ON p.id = a.principal_id
+      WHERE s.token_digest = ${digestOf(token)} AND s.revoked_at IS NULL AND s.expires_at > now()
+        AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
+    `, preauthorization, sql`NULL::text`)).pipe(
+      Effect.map(Option.map((row) =>
+        answered({
+          principalId: row.principal_id,
+          kind: "human",
+          namespaceId: null,
+          credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
+        } satisfies Caller, preauthorization, row)
+      )),
+      Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+    )
+})
+
+/** `credentialResolvers(sql).serviceKey` with the SqlClient of the context. */
 export const resolveServiceKey = (
   key: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const found = yield* SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
-      Result: ServiceKeyCredentialRow,
-      execute: (digest) => withPreauthorization(sql, sql`
-        SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
-               p.namespace_id AS principal_namespace
-        FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
-        WHERE k.digest = ${digest} AND k.revoked_at IS NULL AND k.expires_at > now()
-          AND p.deleted_at IS NULL AND p.kind = 'service'
-      `, preauthorization, sql`svc_credential.principal_namespace`)
-    })(digestOf(key)).pipe(Effect.catchTag("ParseError", Effect.die))
-    if (Option.isNone(found)) return Option.none()
-    const row = found.value
-    if (row.key_namespace !== row.principal_namespace) return Option.some("scope-changed" as const)
-    return Option.some(answered({
-      principalId: row.principal_id,
-      kind: "service",
-      namespaceId: row.principal_namespace,
-      credential: { _tag: "ServiceKey", keyId: row.id }
-    } satisfies Caller, preauthorization, row))
-  }).pipe(Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false }))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization))
 
-/** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
+/** `credentialResolvers(sql).session` with the SqlClient of the context. */
 export const resolveSession = (
   token: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const found = yield* SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
-      Result: SessionCredentialRow,
-      // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
-      execute: (digest) => withPreauthorization(sql, sql`
-        SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
-        FROM sessions s
-          JOIN accounts a ON a.id = s.account_id
-          JOIN principals p ON p.id = a.principal_id
-        WHERE s.token_digest = ${digest} AND s.revoked_at IS NULL AND s.expires_at > now()
-          AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
-      `, preauthorization, sql`NULL::text`)
-    })(digestOf(token)).pipe(Effect.catchTag("ParseError", Effect.die))
-    if (Option.isNone(found)) return Option.none()
-    const row = found.value
-    return Option.some(answered({
-      principalId: row.principal_id,
-      kind: "human",
-      namespaceId: null,
-      credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
-    } satisfies Caller, preauthorization, row))
-  }).pipe(Effect.withSpan("Auth.resolveSession", { captureStackTrace: false }))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization))
