@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { Installation as InstallationBody } from "@svc/core/api"
 import { BuiltinRoles } from "@svc/core/iam"
 import { InstallationId } from "@svc/core/schema"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { bindInstallationAdmin, bindRole } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import {
@@ -66,6 +67,13 @@ describe("GET /installation in one statement", () => {
         const bootstrapped = expectData(after.result, 200)
         expect(bootstrapped.id).toBe(id)
         expect(bootstrapped.capabilities).toEqual(unbootstrapped.capabilities)
+        // The body (its fixed part encoded once) is what the contract's schema gives, key order too.
+        for (const data of [unbootstrapped, bootstrapped]) {
+          const encoded = Schema.encodeSync(InstallationBody)(Schema.decodeUnknownSync(InstallationBody)(data))
+          expect(data).toEqual(encoded)
+          expect(Object.keys(data)).toEqual(Object.keys(encoded))
+        }
+        expect(after.result.body.meta).toEqual({ requestId: after.result.headers.get("x-request-id") })
         expect(after.statements).toBe(1)
       }))
 

@@ -3,12 +3,13 @@
  * inventory. Capabilities, Backends and host diagnostics (how gateways are confined) are
  * computed once, when the service is built.
  */
-import { InstallationApi } from "@svc/core/api"
+import { HttpServerResponse } from "@effect/platform"
+import { Installation as InstallationBody, InstallationApi } from "@svc/core/api"
 import { InstallationConfiguration } from "@svc/core/config"
 import { detectConfinement } from "@svc/core/drivers/compute"
 import { InstallationRepo } from "@svc/core/db"
-import { CurrentCaller, Installation } from "@svc/core/iam"
-import { InstallationId } from "@svc/core/schema"
+import { type Caller, CurrentCaller, Installation } from "@svc/core/iam"
+import { CurrentRequestId, InstallationId } from "@svc/core/schema"
 import { SqlClient } from "@effect/sql"
 import { NotFound } from "@svc/core/errors"
 import { Effect, Schema } from "effect"
@@ -49,23 +50,29 @@ export class InstallationService extends Effect.Service<InstallationService>()("
       config.drivers.compute.id === "local" ? yield* Effect.promise(() => detectConfinement()) : undefined
     )
 
-    /** The Installation's id (undefined before bootstrap), with `installation:read` checked. */
-    const currentId = Effect.gen(function* () {
-      const answer = preauthorized(yield* CurrentCaller, installationRead)
-      // Allowed in the credential statement: its row is the read (NULL before bootstrap).
-      if (answer?.allowed === true) return answer.row === null ? undefined : (yield* decodeRow(answer.row).pipe(Effect.orDie)).id
-      // Otherwise the decision and the row in one statement, with the exact denial of `authorize`.
-      const rows = yield* reads.page({ gates: [{ permission: "installation:read", resource: Installation }], parentLive: TRUE, missing: never, page: repo.currentQuery })
-      return rows[0]?.id
-    })
+    // What GET /installation answers besides the id is fixed for the service's life: encoded with
+    // the contract's schema once, here, instead of on every request (issue 11, CPU per request).
+    const fixedBody = Schema.encodeSync(InstallationBody)({ capabilities, ...(diagnostics === undefined ? {} : { diagnostics }) })
 
-    const get = Effect.fn("Installation.get")(function* () {
-      const id = yield* currentId
-      return {
-        ...(id === undefined ? {} : { id }),
-        capabilities,
-        ...(diagnostics === undefined ? {} : { diagnostics })
+    /** The Installation's id (undefined before bootstrap), with `installation:read` checked. */
+    const currentId = (caller: Caller) => {
+      const answer = preauthorized(caller, installationRead)
+      // Allowed in the credential statement: its row is the read (NULL before bootstrap).
+      if (answer?.allowed === true) {
+        return answer.row === null ? Effect.succeed(undefined) : Effect.map(Effect.orDie(decodeRow(answer.row)), (row) => row.id)
       }
+      // Otherwise the decision and the row in one statement, with the exact denial of `authorize`.
+      return Effect.map(
+        reads.page({ gates: [{ permission: "installation:read", resource: Installation }], parentLive: TRUE, missing: never, page: repo.currentQuery }),
+        (rows) => rows[0]?.id
+      )
+    }
+
+    /** The envelope of the contract's `InstallationResponse`, from the id and the encoded fixed part. */
+    const get = Effect.fn("Installation.get")(function* () {
+      const id = yield* currentId(yield* CurrentCaller)
+      const data = id === undefined ? fixedBody : { id, ...fixedBody }
+      return HttpServerResponse.unsafeJson({ data, meta: { requestId: yield* CurrentRequestId } })
     })
 
     const listBackends = Effect.fn("Installation.backends")(function* () {
