@@ -22,7 +22,7 @@
 // PostgreSQL in a scratch directory), BENCH_DURATION_S (8 per HTTP run), BENCH_CONNECTIONS (10),
 // BENCH_WARMUP_S (2: unmeasured load per credential before a server's measured runs; 0 skips),
 // BENCH_DECISIONS (2000 per size), BENCH_LOG (`info`: the production logger, JSON lines at Info
-// with scrubbing, written to /dev/null; default none: silent), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
+// with scrubbing, written to /dev/null or to BENCH_LOG_FILE; default none: silent), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
 // in this process and the .cpuprofile written there; autocannon shares the process, so its
 // frames appear too). The whole run stops itself after a bound.
 import { NodeHttpServer } from "@effect/platform-node"
@@ -192,9 +192,9 @@ const fullStack = async (url, port) => {
   return () => runtime.dispose()
 }
 
-/** The JSON logger at Info, as `svc api` runs by default, writing to /dev/null. */
+/** The JSON logger at Info, as `svc api` runs by default, writing to /dev/null (or BENCH_LOG_FILE). */
 const productionLogger = () => {
-  const sink = fs.openSync("/dev/null", "w")
+  const sink = fs.openSync(process.env.BENCH_LOG_FILE ?? "/dev/null", "w")
   const logger = Logger.map(jsonLineLogger, (line) => fs.writeSync(sink, line + "\n"))
   return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Info))
 }
