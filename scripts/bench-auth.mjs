@@ -24,7 +24,8 @@
 // BENCH_DECISIONS (2000 per size), BENCH_LOG (`info`: the production logger, JSON lines at Info
 // with scrubbing, written to /dev/null or to BENCH_LOG_FILE; default none: silent), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
 // in this process and the .cpuprofile written there; autocannon shares the process, so its
-// frames appear too). The whole run stops itself after a bound.
+// frames appear too), BENCH_COUNT_OPS (1: also count the effect instructions, fiber-ref writes,
+// spans and fibers per full-stack request). The whole run stops itself after a bound.
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
@@ -38,13 +39,14 @@ import autocannon from "autocannon"
 import { layerLocal } from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
-import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as inspector from "node:inspector/promises"
 import pg from "pg"
 import { admin, int, urlFor } from "./lib/bench.mjs"
+import { countOps } from "./lib/effectOps.mjs"
+import { startFlood } from "./lib/signInFlood.mjs"
 
 const DURATION_S = int("BENCH_DURATION_S", 8)
 // Unmeasured load before each server's first measured run, so neither side is measured while
@@ -57,6 +59,9 @@ const FLOOD = process.env.BENCH_FLOOD === "0" ? 0 : int("BENCH_FLOOD", 100)
 const POOL = 10
 const PROFILE = process.env.BENCH_PROFILE
 const LOG = process.env.BENCH_LOG === "info" ? "info" : "none"
+// Effect instructions per request (a deterministic measure of the full stack's work, unlike
+// timings on a shared machine): 500 sequential requests per credential after the warm-up.
+const COUNT_OPS = process.env.BENCH_COUNT_OPS === "1"
 const BINDING_COUNTS = [10, 1_000, 100_000]
 const BASE_URL = "http://127.0.0.1:8080"
 
@@ -212,43 +217,6 @@ const check = async (port, headers) => {
   if (response.status !== 200) throw new Error(`expected 200 from :${port}, got ${response.status} ${await response.text()}`)
 }
 
-// The flood client runs in its own process, so its work does not compete with the server's
-// event loop; it reports its answers by status when told to stop.
-const FLOOD_CLIENT = `
-const [url, concurrency] = [process.argv[1], Number(process.argv[2])]
-const statuses = {}
-let running = true
-process.on("message", () => { running = false })
-const one = async () => {
-  while (running) {
-    const email = "flood-" + Math.random().toString(36).slice(2) + "@example.test"
-    try {
-      const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "a wrong password, long enough" }) })
-      await r.arrayBuffer()
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1
-      // A client that honours Retry-After (a volume attack that ignores it is for the ingress).
-      const retryAfter = Number(r.headers.get("retry-after") ?? 0)
-      if (r.status === 503 && retryAfter > 0) await new Promise((done) => setTimeout(done, retryAfter * 1000))
-    } catch { statuses.error = (statuses.error ?? 0) + 1 }
-  }
-}
-Promise.all(Array.from({ length: concurrency }, one)).then(() => { process.send(statuses); process.disconnect() })
-`
-
-/** Starts the sign-in flood; the returned function stops it and resolves to its statuses. */
-const startFlood = (port) => {
-  const child = childProcess.spawn(
-    process.execPath,
-    ["-e", FLOOD_CLIENT, `http://127.0.0.1:${port}/api/auth/sign-in/email`, String(FLOOD)],
-    { stdio: ["ignore", "ignore", "inherit", "ipc"] }
-  )
-  return () =>
-    new Promise((resolve) => {
-      child.once("message", resolve)
-      child.send("stop")
-    })
-}
-
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
 
 const timeDecisions = async (runtime, principal) => {
@@ -286,6 +254,7 @@ const main = async () => {
   )
   const pool = new pg.Pool({ connectionString: url, max: 2 })
   const runs = []
+  const operations = []
   const decisions = []
   let flood = {}
   try {
@@ -321,6 +290,9 @@ const main = async () => {
             await load(port, headers, WARMUP_S)
           }
         }
+        if (COUNT_OPS && name === "full stack") {
+          for (const [credential, headers] of credentials) operations.push({ credential, ...(await countOps(port, headers)) })
+        }
         await startProfile()
         for (const [credential, headers] of credentials) {
           await check(port, headers)
@@ -338,7 +310,7 @@ const main = async () => {
         if (name === "full stack" && FLOOD > 0) {
           const [credential, headers] = credentials[0]
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s with ${FLOOD} concurrent sign-ins...\n`)
-          const stopFlood = startFlood(port)
+          const stopFlood = startFlood(port, FLOOD)
           await new Promise((done) => setTimeout(done, 1000))
           const result = await load(port, headers)
           flood = await stopFlood()
@@ -399,6 +371,10 @@ const main = async () => {
       `keyed GET p99 with ${FLOOD} concurrent sign-ins (random emails): ${fmt(flooded.p99, 1)} ms; without: ${fmt(calm.p99, 1)} ms; ` +
         `ratio ${fmt(flooded.p99 / calm.p99, 2)} (p50 ${fmt(flooded.p50, 1)} vs ${fmt(calm.p50, 1)} ms). Sign-in answers during the flood: ${JSON.stringify(flood)}`
     )
+  }
+  if (operations.length > 0) {
+    lines.push("", "Full stack, per request (500 sequential requests):", "", "| credential | effect instructions | fiber-ref writes | spans | fibers |", "|---|---:|---:|---:|---:|")
+    for (const o of operations) lines.push(`| ${o.credential} | ${fmt(o.instructions, 1)} | ${fmt(o.fiberRefWrites, 1)} | ${fmt(o.spans, 1)} | ${fmt(o.fibers, 1)} |`)
   }
   lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
   for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)
