@@ -18,7 +18,7 @@ import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
 import { IamServicePrincipals } from "./iam/servicePrincipals.js"
-import { installationRead, InstallationLive, InstallationService } from "./installation/index.js"
+import { backendsRead, installationRead, InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
@@ -97,7 +97,7 @@ export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, Acco
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   // Endpoints whose authorization (and row) ride in the credential statement (issue 11).
-  Layer.provideMerge(authenticationLayer([installationRead]))
+  Layer.provideMerge(authenticationLayer([installationRead, backendsRead]))
 )
 
 /**

@@ -123,6 +123,21 @@ describe("GET /installation in one statement", () => {
         expect(yield* denials(human.principalId)).toEqual([denied("no-grant"), denied("no-grant")])
       }))
 
+    it.effect("GET /backends: installation:read is not enough (403, audited as installation:administer no-grant)", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const role = `role_${crypto.randomUUID()}`
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, NULL, ${role}, ARRAY['installation:read'])`
+        const viewer = yield* seedServiceKey("pre-backends-viewer")
+        yield* bindRole(viewer.principalId, role, { kind: "installation" })
+        expectData(yield* send(baseUrl, "GET", "/installation", viewer.headers), 200)
+        expectError(yield* send(baseUrl, "GET", "/backends", viewer.headers), 403, "FORBIDDEN")
+        expect(yield* denials(viewer.principalId)).toEqual([
+          { resource: "installation/installation", permission: "installation:administer", reason: "no-grant" }
+        ])
+      }))
+
     it.effect("a Namespace-scoped key is 403 out of scope, even with an Installation binding", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

@@ -50,20 +50,29 @@ describe("list statements", () => {
         expect(figures).toEqual(Object.fromEntries(lists.map((path) => [path, 2])))
       }))
 
-    it.effect("GET /installation is one statement with a service key and with a session cookie: the credential lookup decides and reads the row", () =>
+    it.effect("GET /installation and GET /backends are one statement with a key and with a cookie: the credential lookup decides (and reads the row)", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const key = yield* seedServiceKey("installation-counter")
         yield* bindInstallationAdmin(key.principalId)
         const human = yield* seedAdmin(`installation-counter-${crypto.randomUUID().slice(0, 8)}@example.test`)
-        for (const headers of [key.headers, human.headers]) {
-          expectData(yield* send(baseUrl, "GET", "/installation", headers), 200)
-          const { result, statements } = yield* counted(send(baseUrl, "GET", "/installation", headers))
-          expect(expectData(result, 200).capabilities).toEqual({ agentProvisioning: { executionModes: ["embedded"] } })
-          expect(statements).toBe(1)
+        // What each answers (the default configuration: embedded execution, no Backends).
+        const answers: Record<string, (data: { readonly capabilities?: unknown }) => unknown> = {
+          "/installation": (data) => data.capabilities,
+          "/backends": (data) => data
+        }
+        const expected: Record<string, unknown> = { "/installation": { agentProvisioning: { executionModes: ["embedded"] } }, "/backends": [] }
+        for (const [path, answer] of Object.entries(answers)) {
+          for (const headers of [key.headers, human.headers]) {
+            expectData(yield* send(baseUrl, "GET", path, headers), 200)
+            const { result, statements } = yield* counted(send(baseUrl, "GET", path, headers))
+            expect(answer(expectData(result, 200))).toEqual(expected[path])
+            expect({ path, statements }).toEqual({ path, statements: 1 })
+          }
         }
         const stranger = yield* seedServiceKey("installation-stranger")
         expectError(yield* send(baseUrl, "GET", "/installation", stranger.headers), 403, "FORBIDDEN")
+        expectError(yield* send(baseUrl, "GET", "/backends", stranger.headers), 403, "FORBIDDEN")
       }))
 
     it.effect("a list in an absent Namespace or of an absent Agent is still 404, in the same two statements", () =>

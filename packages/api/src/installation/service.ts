@@ -32,6 +32,13 @@ export const installationRead: Preauthorization = {
   read: (sql) => sql`SELECT id FROM installation`
 }
 
+/** `GET /backends` in one statement too: its decision rides in the credential lookup. */
+export const backendsRead: Preauthorization = {
+  endpoint: InstallationApi.endpoints.backends,
+  permission: "installation:administer",
+  resource: Installation
+}
+
 const decodeRow = Schema.decodeUnknown(Schema.Struct({ id: InstallationId }))
 
 /** Needs the InstallationConfiguration (each main.ts provides it). */
@@ -76,7 +83,8 @@ export class InstallationService extends Effect.Service<InstallationService>()("
     })
 
     const listBackends = Effect.fn("Installation.backends")(function* () {
-      yield* authorize("installation:administer", Installation)
+      // Not allowed in the credential statement (or not asked there): the unfolded check.
+      if (preauthorized(yield* CurrentCaller, backendsRead)?.allowed !== true) yield* authorize("installation:administer", Installation)
       return backends
     })
 
