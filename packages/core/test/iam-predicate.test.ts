@@ -1,9 +1,9 @@
 /**
  * `visibleTo` (the list filter), `decide` (one decision) and `allowedSqlOf` (the decision inside
  * the credential statement) share one grant predicate (`iam/grantPredicate.ts`); this property
- * checks they agree row for row against the real
- * PostgreSQL, over random bindings and Restrictions at every scope. fast-check from a fixed seed
- * and a bounded number of runs, so the test is repeatable.
+ * checks they agree row for row against the real PostgreSQL, over random bindings and
+ * Restrictions at every scope. fast-check from a fixed seed and a bounded number of runs, so the
+ * test is repeatable.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
