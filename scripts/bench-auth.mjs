@@ -20,9 +20,12 @@
 //
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
 // PostgreSQL in a scratch directory), BENCH_DURATION_S (8 per HTTP run), BENCH_CONNECTIONS (10),
-// BENCH_DECISIONS (2000 per size), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
+// BENCH_WARMUP_S (2: unmeasured load per credential before a server's measured runs; 0 skips),
+// BENCH_DECISIONS (2000 per size), BENCH_LOG (`info`: the production logger, JSON lines at Info
+// with scrubbing, written to /dev/null or to BENCH_LOG_FILE; default none: silent), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
 // in this process and the .cpuprofile written there; autocannon shares the process, so its
-// frames appear too). The whole run stops itself after a bound.
+// frames appear too), BENCH_COUNT_OPS (1: also count the effect instructions, fiber-ref writes,
+// spans and fibers per full-stack request). The whole run stops itself after a bound.
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
@@ -31,25 +34,34 @@ import { Migrations } from "@svc/core/db"
 import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, decide, digestOf, Installation, newOpaqueId, newToken } from "@svc/core/iam"
+import { jsonLineLogger } from "@svc/core/observability"
 import autocannon from "autocannon"
 import { layerLocal } from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
-import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as inspector from "node:inspector/promises"
 import pg from "pg"
 import { admin, int, urlFor } from "./lib/bench.mjs"
+import { countOps } from "./lib/effectOps.mjs"
+import { startFlood } from "./lib/signInFlood.mjs"
 
 const DURATION_S = int("BENCH_DURATION_S", 8)
+// Unmeasured load before each server's first measured run, so neither side is measured while
+// its JIT warms up (the first run used to be the full stack's service key, always the slowest).
+const WARMUP_S = process.env.BENCH_WARMUP_S === "0" ? 0 : int("BENCH_WARMUP_S", 2)
 const CONNECTIONS = int("BENCH_CONNECTIONS", 10)
 const DECISIONS = int("BENCH_DECISIONS", 2000)
 // 0 skips the sign-in flood run (the request path alone, e.g. while profiling).
 const FLOOD = process.env.BENCH_FLOOD === "0" ? 0 : int("BENCH_FLOOD", 100)
 const POOL = 10
 const PROFILE = process.env.BENCH_PROFILE
+const LOG = process.env.BENCH_LOG === "info" ? "info" : "none"
+// Effect instructions per request (a deterministic measure of the full stack's work, unlike
+// timings on a shared machine): 500 sequential requests per credential after the warm-up.
+const COUNT_OPS = process.env.BENCH_COUNT_OPS === "1"
 const BINDING_COUNTS = [10, 1_000, 100_000]
 const BASE_URL = "http://127.0.0.1:8080"
 
@@ -174,19 +186,28 @@ const fullStack = async (url, port) => {
     Layer.provide(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(crypto.randomBytes(32))) })),
     Layer.provide(layerLocal(scratchDir("svc-bench-auth-compute-"))),
     Layer.provide(database),
-    // Quiet: autocannon ends runs by closing sockets mid-request, which the server logs (499).
-    // Failures still count: any non-2xx or socket error fails the run.
-    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+    // Quiet by default: autocannon ends runs by closing sockets mid-request, which the server
+    // logs (499). Failures still count: any non-2xx or socket error fails the run. With
+    // BENCH_LOG=info, the production logger's work (one scrubbed JSON line per request) is paid
+    // and its lines written to /dev/null.
+    Layer.provide(LOG === "info" ? productionLogger() : Logger.minimumLogLevel(LogLevel.None))
   )
   const runtime = ManagedRuntime.make(app)
   await runtime.runPromise(Effect.void)
   return () => runtime.dispose()
 }
 
-const load = (port, headers) =>
+/** The JSON logger at Info, as `svc api` runs by default, writing to /dev/null (or BENCH_LOG_FILE). */
+const productionLogger = () => {
+  const sink = fs.openSync(process.env.BENCH_LOG_FILE ?? "/dev/null", "w")
+  const logger = Logger.map(jsonLineLogger, (line) => fs.writeSync(sink, line + "\n"))
+  return Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Info))
+}
+
+const load = (port, headers, duration = DURATION_S) =>
   new Promise((resolve, reject) => {
     autocannon(
-      { url: `http://127.0.0.1:${port}/installation`, connections: CONNECTIONS, duration: DURATION_S, headers, workers: 1 },
+      { url: `http://127.0.0.1:${port}/installation`, connections: CONNECTIONS, duration, headers, workers: 1 },
       (error, result) => (error ? reject(error) : resolve(result))
     )
   })
@@ -194,43 +215,6 @@ const load = (port, headers) =>
 const check = async (port, headers) => {
   const response = await fetch(`http://127.0.0.1:${port}/installation`, { headers })
   if (response.status !== 200) throw new Error(`expected 200 from :${port}, got ${response.status} ${await response.text()}`)
-}
-
-// The flood client runs in its own process, so its work does not compete with the server's
-// event loop; it reports its answers by status when told to stop.
-const FLOOD_CLIENT = `
-const [url, concurrency] = [process.argv[1], Number(process.argv[2])]
-const statuses = {}
-let running = true
-process.on("message", () => { running = false })
-const one = async () => {
-  while (running) {
-    const email = "flood-" + Math.random().toString(36).slice(2) + "@example.test"
-    try {
-      const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "a wrong password, long enough" }) })
-      await r.arrayBuffer()
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1
-      // A client that honours Retry-After (a volume attack that ignores it is for the ingress).
-      const retryAfter = Number(r.headers.get("retry-after") ?? 0)
-      if (r.status === 503 && retryAfter > 0) await new Promise((done) => setTimeout(done, retryAfter * 1000))
-    } catch { statuses.error = (statuses.error ?? 0) + 1 }
-  }
-}
-Promise.all(Array.from({ length: concurrency }, one)).then(() => { process.send(statuses); process.disconnect() })
-`
-
-/** Starts the sign-in flood; the returned function stops it and resolves to its statuses. */
-const startFlood = (port) => {
-  const child = childProcess.spawn(
-    process.execPath,
-    ["-e", FLOOD_CLIENT, `http://127.0.0.1:${port}/api/auth/sign-in/email`, String(FLOOD)],
-    { stdio: ["ignore", "ignore", "inherit", "ipc"] }
-  )
-  return () =>
-    new Promise((resolve) => {
-      child.once("message", resolve)
-      child.send("stop")
-    })
 }
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
@@ -270,6 +254,7 @@ const main = async () => {
   )
   const pool = new pg.Pool({ connectionString: url, max: 2 })
   const runs = []
+  const operations = []
   const decisions = []
   let flood = {}
   try {
@@ -282,13 +267,15 @@ const main = async () => {
     for (const [name, start] of [["full stack", fullStack], ["bare node:http + pg", bareServer]]) {
       const port = await freePort()
       const stop = await start(url, port)
-      let profiler = PROFILE && name === "full stack" ? new inspector.Session() : undefined
-      if (profiler) {
+      let profiler
+      const startProfile = async () => {
+        if (!PROFILE || name !== "full stack") return
+        profiler = new inspector.Session()
         profiler.connect()
         await profiler.post("Profiler.enable")
         await profiler.post("Profiler.start")
       }
-      // The profile covers the two calm runs only, not the sign-in flood.
+      // The profile covers the two calm runs only, not the warm-up or the sign-in flood.
       const stopProfile = async () => {
         if (!profiler) return
         const { profile } = await profiler.post("Profiler.stop")
@@ -297,18 +284,33 @@ const main = async () => {
         profiler = undefined
       }
       try {
+        if (WARMUP_S > 0) {
+          for (const [, headers] of credentials) {
+            await check(port, headers)
+            await load(port, headers, WARMUP_S)
+          }
+        }
+        if (COUNT_OPS && name === "full stack") {
+          for (const [credential, headers] of credentials) operations.push({ credential, ...(await countOps(port, headers)) })
+        }
+        await startProfile()
         for (const [credential, headers] of credentials) {
           await check(port, headers)
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s...\n`)
+          const cpu = process.cpuUsage()
           const result = await load(port, headers)
+          const used = process.cpuUsage(cpu)
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-          runs.push({ name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total })
+          runs.push({
+            name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total,
+            cpuPerRequest: (used.user + used.system) / result.requests.total, userPerRequest: used.user / result.requests.total
+          })
         }
         await stopProfile()
         if (name === "full stack" && FLOOD > 0) {
           const [credential, headers] = credentials[0]
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s with ${FLOOD} concurrent sign-ins...\n`)
-          const stopFlood = startFlood(port)
+          const stopFlood = startFlood(port, FLOOD)
           await new Promise((done) => setTimeout(done, 1000))
           const result = await load(port, headers)
           flood = await stopFlood()
@@ -336,16 +338,30 @@ const main = async () => {
 
   const lines = [
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; GET /installation, ${CONNECTIONS} connections, ` +
-      `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback`,
+      `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback; server logs: ${LOG}`,
     "",
-    "| server | credential | requests/s | p50 ms | p99 ms | requests |",
-    "|---|---|---:|---:|---:|---:|"
+    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request (user) |",
+    "|---|---|---:|---:|---:|---:|---:|"
   ]
-  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} |`)
+  // CPU per request: this process's user + system time over the run (the server and autocannon's
+  // worker thread alike, so the same load-generator share on both sides); steadier than requests/s
+  // on a shared machine.
+  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} (user ${fmt(r.userPerRequest)}) |`)
   for (const credential of ["service key", "session cookie"]) {
     const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
     const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
-    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | |`)
+    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | | ${fmt(ours.cpuPerRequest / bare.cpuPerRequest, 2)} |`)
+  }
+  // Issue 11, item 1: requests/s >= 1.0x the bare floor's, p99 <= 2x its p99, for both credentials.
+  lines.push("")
+  for (const credential of ["service key", "session cookie"]) {
+    const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
+    const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
+    const met = ours.rps >= bare.rps && ours.p99 <= 2 * bare.p99
+    lines.push(
+      `goal, ${credential}: requests/s ${fmt(ours.rps / bare.rps, 2)}x the floor (>= 1.0x), ` +
+        `p99 ${fmt(ours.p99, 1)} ms = ${fmt(ours.p99 / bare.p99, 2)}x the floor's ${fmt(bare.p99, 1)} ms (<= 2x): ${met ? "met" : "not met"}`
+    )
   }
   const calm = runs.find((r) => r.name === "full stack" && r.credential === "service key")
   const flooded = runs.find((r) => r.name === "full stack + sign-in flood")
@@ -355,6 +371,10 @@ const main = async () => {
       `keyed GET p99 with ${FLOOD} concurrent sign-ins (random emails): ${fmt(flooded.p99, 1)} ms; without: ${fmt(calm.p99, 1)} ms; ` +
         `ratio ${fmt(flooded.p99 / calm.p99, 2)} (p50 ${fmt(flooded.p50, 1)} vs ${fmt(calm.p50, 1)} ms). Sign-in answers during the flood: ${JSON.stringify(flood)}`
     )
+  }
+  if (operations.length > 0) {
+    lines.push("", "Full stack, per request (500 sequential requests):", "", "| credential | effect instructions | fiber-ref writes | spans | fibers |", "|---|---:|---:|---:|---:|")
+    for (const o of operations) lines.push(`| ${o.credential} | ${fmt(o.instructions, 1)} | ${fmt(o.fiberRefWrites, 1)} | ${fmt(o.spans, 1)} | ${fmt(o.fibers, 1)} |`)
   }
   lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
   for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)

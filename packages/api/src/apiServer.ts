@@ -1,7 +1,7 @@
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { SvcApi } from "@svc/core/api"
-import { AuthenticationLive, AuthSettings } from "./auth/index.js"
+import { authenticationLayer, AuthSettings } from "./auth/index.js"
 import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
 import { BrowserOriginLive, ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
@@ -18,7 +18,7 @@ import { IamAccessBindings } from "./iam/bindings.js"
 import { IamLive } from "./iam/http.js"
 import { IamRoles } from "./iam/roles.js"
 import { IamServicePrincipals } from "./iam/servicePrincipals.js"
-import { InstallationLive, InstallationService } from "./installation/index.js"
+import { backendsRead, installationRead, InstallationLive, InstallationService } from "./installation/index.js"
 import { Namespaces, NamespacesLive } from "./namespaces/index.js"
 import { Secrets, SecretsLive } from "./secrets/index.js"
 import { Configurations, ConfigurationsLive } from "./configurations/index.js"
@@ -96,7 +96,8 @@ const FeatureServicesLive = Layer.mergeAll(
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AgentPluginsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive, CredentialSourcesLive).pipe(
   Layer.provide(FeatureServicesLive),
   Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
-  Layer.provideMerge(AuthenticationLive)
+  // Endpoints whose authorization (and row) ride in the credential statement (issue 11).
+  Layer.provideMerge(authenticationLayer([installationRead, backendsRead]))
 )
 
 /**

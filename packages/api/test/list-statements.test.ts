@@ -1,6 +1,7 @@
 /**
  * Issue 11, item 3: every list page costs at most two statements — the credential lookup and
- * the page, which carries the list's authorization and the existence of what it lists in. The
+ * the page, which carries the list's authorization and the existence of what it lists in.
+ * Item 1: GET /installation is one, its decision and row riding in the credential lookup. The
  * statements are counted on the real pg client while one request is served (the test server
  * runs in this process and nothing else queries meanwhile). The denial paths keep their exact
  * answers (they run the unfolded checks; the authorization matrix covers them).
@@ -8,26 +9,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NamespaceId } from "@svc/core/schema"
 import { Effect } from "effect"
-import pg from "pg"
 import { bindInstallationAdmin, createAgentRow } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, seedNamespace, seedServiceKey, send } from "./support/iamServer.js"
-
-/** Runs `effect` counting the statements every pg client sends meanwhile. */
-const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const original = pg.Client.prototype.query
-      const counter = { statements: 0, original }
-      pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof original>) {
-        counter.statements++
-        return (original as (...a: Parameters<typeof original>) => ReturnType<typeof original>).apply(this, args)
-      } as typeof original
-      return counter
-    }),
-    (counter) => Effect.map(effect, (result) => ({ result, statements: counter.statements })),
-    (counter) => Effect.sync(() => { pg.Client.prototype.query = counter.original })
-  )
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, seedServiceKey, send } from "./support/iamServer.js"
+import { counted } from "./support/statementCounter.js"
 
 describe("list statements", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
@@ -65,17 +50,29 @@ describe("list statements", () => {
         expect(figures).toEqual(Object.fromEntries(lists.map((path) => [path, 2])))
       }))
 
-    it.effect("GET /installation is two statements too: the credential lookup, then the decision with the row", () =>
+    it.effect("GET /installation and GET /backends are one statement with a key and with a cookie: the credential lookup decides (and reads the row)", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
-        const admin = yield* seedServiceKey("installation-counter")
-        yield* bindInstallationAdmin(admin.principalId)
-        expectData(yield* send(baseUrl, "GET", "/installation", admin.headers), 200)
-        const { result, statements } = yield* counted(send(baseUrl, "GET", "/installation", admin.headers))
-        expect(expectData(result, 200).capabilities).toBeDefined()
-        expect(statements).toBe(2)
+        const key = yield* seedServiceKey("installation-counter")
+        yield* bindInstallationAdmin(key.principalId)
+        const human = yield* seedAdmin(`installation-counter-${crypto.randomUUID().slice(0, 8)}@example.test`)
+        // What each answers (the default configuration: embedded execution, no Backends).
+        const answers: Record<string, (data: { readonly capabilities?: unknown }) => unknown> = {
+          "/installation": (data) => data.capabilities,
+          "/backends": (data) => data
+        }
+        const expected: Record<string, unknown> = { "/installation": { agentProvisioning: { executionModes: ["embedded"] } }, "/backends": [] }
+        for (const [path, answer] of Object.entries(answers)) {
+          for (const headers of [key.headers, human.headers]) {
+            expectData(yield* send(baseUrl, "GET", path, headers), 200)
+            const { result, statements } = yield* counted(send(baseUrl, "GET", path, headers))
+            expect(answer(expectData(result, 200))).toEqual(expected[path])
+            expect({ path, statements }).toEqual({ path, statements: 1 })
+          }
+        }
         const stranger = yield* seedServiceKey("installation-stranger")
         expectError(yield* send(baseUrl, "GET", "/installation", stranger.headers), 403, "FORBIDDEN")
+        expectError(yield* send(baseUrl, "GET", "/backends", stranger.headers), 403, "FORBIDDEN")
       }))
 
     it.effect("a list in an absent Namespace or of an absent Agent is still 404, in the same two statements", () =>

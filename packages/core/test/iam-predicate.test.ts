@@ -1,12 +1,13 @@
 /**
- * `visibleTo` (the list filter) and `decide` (one decision) share one grant predicate
- * (`iam/grantPredicate.ts`); this property checks they agree row for row against the real
- * PostgreSQL, over random bindings and Restrictions at every scope. fast-check from a fixed seed
- * and a bounded number of runs, so the test is repeatable.
+ * `visibleTo` (the list filter), `decide` (one decision) and `allowedSqlOf` (the decision inside
+ * the credential statement) share one grant predicate (`iam/grantPredicate.ts`); this property
+ * checks they agree row for row against the real PostgreSQL, over random bindings and
+ * Restrictions at every scope. fast-check from a fixed seed and a bounded number of runs, so the
+ * test is repeatable.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { decide, type Permission, type ResourceRef, visibleTo } from "@svc/core/iam"
+import { allowedSqlOf, decide, type Permission, type ResourceRef, visibleTo } from "@svc/core/iam"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
@@ -110,14 +111,19 @@ const bothAnswers = (policy: Policy) =>
       ORDER BY b.id
     `
     const allowed: Array<string> = []
+    const folded: Array<string> = []
+    // `allowedSqlOf` (the credential statement's decision) over the principal as SQL values.
+    const principal = { id: sql`${policy.caller.principalId}`, namespaceId: sql`${policy.caller.namespaceId}::text` }
     for (const row of rows) {
       const decision = yield* decide(policy.caller, permission, refOf(policy.kind, row))
       if (decision._tag === "Allowed") allowed.push(row[0])
+      const [answer] = yield* sql<{ allowed: boolean }>`SELECT ${allowedSqlOf(sql, principal, permission, refOf(policy.kind, row))} AS allowed`
+      if (answer!.allowed) folded.push(row[0])
     }
-    return { listed: listed.map((row) => row.id), allowed: allowed.sort() }
+    return { listed: listed.map((row) => row.id), allowed: allowed.sort(), folded: folded.sort() }
   })
 
-describe("one grant predicate: visibleTo selects exactly the rows decide allows", () => {
+describe("one grant predicate: visibleTo selects exactly the rows decide allows, and allowedSqlOf answers as decide", () => {
   it.layer(migratedDatabaseLayer, { timeout: 120_000 })((it) => {
     it.effect("over random bindings and Restrictions at Installation, Namespace and exact-resource scope", () =>
       Effect.gen(function* () {
@@ -128,8 +134,9 @@ describe("one grant predicate: visibleTo selects exactly the rows decide allows"
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(policyArb, async (policy) => {
-              const { listed, allowed } = await Runtime.runPromise(runtime)(bothAnswers(policy))
+              const { listed, allowed, folded } = await Runtime.runPromise(runtime)(bothAnswers(policy))
               expect(listed, JSON.stringify(policy)).toEqual(allowed)
+              expect(folded, JSON.stringify(policy)).toEqual(allowed)
               sawAllowed += allowed.length
               sawDenied += candidates[policy.kind].length - allowed.length
             }),

@@ -1,82 +1,137 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import type { Row } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type Caller, digestOf } from "@svc/core/iam"
 import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, UserId } from "@svc/core/schema"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
+import { type Preauthorization, preauthorizationSql, recordPreauthorized } from "./preauthorization.js"
 
-// On the hot path of every authenticated request: one statement per credential, as before the
-// rows were decoded. A row that does not decode is a defect (the schema and the table disagree).
+// On the hot path of every authenticated request: one statement per credential. With an
+// endpoint's preauthorization, the same statement also carries its decision and row.
+
+/** The columns a preauthorization adds (absent without one). */
+const PreauthorizedColumns = {
+  svc_allowed: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  svc_row: Schema.optional(Schema.Unknown)
+}
 
 const ServiceKeyCredentialRow = Schema.Struct({
   id: ServiceKeyId,
   principal_id: ServicePrincipalId,
   key_namespace: Schema.NullOr(NamespaceId),
-  principal_namespace: Schema.NullOr(NamespaceId)
+  principal_namespace: Schema.NullOr(NamespaceId),
+  ...PreauthorizedColumns
 })
 
 const SessionCredentialRow = Schema.Struct({
   id: SessionId,
   session_key: Schema.String,
   account_id: UserId,
-  principal_id: PrincipalId
+  principal_id: PrincipalId,
+  ...PreauthorizedColumns
 })
 
-/**
- * Resolves a service key from storage on every request: active (not revoked, not expired), of a
- * live non-Agent service principal. A key whose principal changed scope since issuance is
- * reported so the caller gets 403, not access with the new scope.
- */
-export const resolveServiceKey = (
-  key: string
-): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const found = yield* SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
-      Result: ServiceKeyCredentialRow,
-      execute: (digest) => sql`
-        SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
-               p.namespace_id AS principal_namespace
-        FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
-        WHERE k.digest = ${digest} AND k.revoked_at IS NULL AND k.expires_at > now()
-          AND p.deleted_at IS NULL AND p.kind = 'service'
-      `
-    })(digestOf(key)).pipe(Effect.catchTag("ParseError", Effect.die))
-    if (Option.isNone(found)) return Option.none()
-    const row = found.value
-    if (row.key_namespace !== row.principal_namespace) return Option.some("scope-changed" as const)
-    return Option.some({
-      principalId: row.principal_id,
-      kind: "service",
-      namespaceId: row.principal_namespace,
-      credential: { _tag: "ServiceKey", keyId: row.id }
-    } satisfies Caller)
-  }).pipe(Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false }))
+/** The credential statement, with `preauthorization`'s columns over the principal it finds. */
+const withPreauthorization = (
+  sql: SqlClient.SqlClient,
+  credential: Statement.Statement<Row>,
+  preauthorization: Preauthorization | undefined,
+  namespaceColumn: Statement.Fragment
+): Statement.Statement<Row> =>
+  preauthorization === undefined
+    ? credential
+    : sql`SELECT svc_credential.*, svc_pre.*
+          FROM (${credential}) AS svc_credential
+            CROSS JOIN LATERAL (${preauthorizationSql(sql, preauthorization, { id: sql`svc_credential.principal_id`, namespaceId: namespaceColumn })}) AS svc_pre`
 
-/** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
+/** Hands the preauthorization's answer to the handler with the request's Caller. */
+const answered = <C extends Caller>(
+  caller: C,
+  preauthorization: Preauthorization | undefined,
+  row: { readonly svc_allowed?: boolean | null | undefined; readonly svc_row?: unknown }
+): C => {
+  if (preauthorization !== undefined) recordPreauthorized(caller, preauthorization, { allowed: row.svc_allowed === true, row: row.svc_row ?? null })
+  return caller
+}
+
+/** The one row of a credential statement, decoded; none when the credential is not valid. */
+const credentialRow = <A, I>(Row: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(Row)
+  return <E>(statement: Effect.Effect<ReadonlyArray<unknown>, E>): Effect.Effect<Option.Option<A>, E> =>
+    Effect.flatMap(statement, (rows) => {
+      if (rows.length === 0) return Effect.succeedNone
+      const row = decode(rows[0])
+      // A row that does not decode is a defect: the schema and the table disagree.
+      return Either.isRight(row) ? Effect.succeedSome(row.right) : Effect.die(row.left)
+    })
+}
+
+const serviceKeyRow = credentialRow(ServiceKeyCredentialRow)
+const sessionRow = credentialRow(SessionCredentialRow)
+
+/**
+ * The credential lookups over one SqlClient (taken once, not from each request's context). Each
+ * is one statement, and its row decoded synchronously: the hot path of every request.
+ */
+export const credentialResolvers = (sql: SqlClient.SqlClient) => ({
+  /**
+   * Resolves a service key from storage on every request: active (not revoked, not expired), of
+   * a live non-Agent service principal. A key whose principal changed scope since issuance is
+   * reported so the caller gets 403, not access with the new scope.
+   */
+  serviceKey: (key: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError> =>
+    serviceKeyRow(withPreauthorization(sql, sql`
+      SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
+             p.namespace_id AS principal_namespace
+      FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
+      WHERE k.digest = ${digestOf(key)} AND k.revoked_at IS NULL AND k.expires_at > now()
+        AND p.deleted_at IS NULL AND p.kind = 'service'
+    `, preauthorization, sql`svc_credential.principal_namespace`)).pipe(
+      Effect.map(Option.map((row) => {
+        if (row.key_namespace !== row.principal_namespace) return "scope-changed" as const
+        return answered({
+          principalId: row.principal_id,
+          kind: "service",
+          namespaceId: row.principal_namespace,
+          credential: { _tag: "ServiceKey", keyId: row.id }
+        } satisfies Caller, preauthorization, row)
+      })),
+      Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+    ),
+
+  /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
+  session: (token: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller>, SqlError> =>
+    // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
+    sessionRow(withPreauthorization(sql, sql`
+      SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
+      FROM sessions s
+        JOIN accounts a ON a.id = s.account_id
+        JOIN principals p ON p.id = a.principal_id
+      WHERE s.token_digest = ${digestOf(token)} AND s.revoked_at IS NULL AND s.expires_at > now()
+        AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
+    `, preauthorization, sql`NULL::text`)).pipe(
+      Effect.map(Option.map((row) =>
+        answered({
+          principalId: row.principal_id,
+          kind: "human",
+          namespaceId: null,
+          credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
+        } satisfies Caller, preauthorization, row)
+      )),
+      Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+    )
+})
+
+/** `credentialResolvers(sql).serviceKey` with the SqlClient of the context. */
+export const resolveServiceKey = (
+  key: string,
+  preauthorization?: Preauthorization
+): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization))
+
+/** `credentialResolvers(sql).session` with the SqlClient of the context. */
 export const resolveSession = (
-  token: string
+  token: string,
+  preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const found = yield* SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
-      Result: SessionCredentialRow,
-      execute: (digest) => sql`
-        SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
-        FROM sessions s
-          JOIN accounts a ON a.id = s.account_id
-          JOIN principals p ON p.id = a.principal_id
-        WHERE s.token_digest = ${digest} AND s.revoked_at IS NULL AND s.expires_at > now()
-          AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
-      `
-    })(digestOf(token)).pipe(Effect.catchTag("ParseError", Effect.die))
-    if (Option.isNone(found)) return Option.none()
-    const row = found.value
-    return Option.some({
-      principalId: row.principal_id,
-      kind: "human",
-      namespaceId: null,
-      credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
-    } satisfies Caller)
-  }).pipe(Effect.withSpan("Auth.resolveSession", { captureStackTrace: false }))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization))

@@ -1,4 +1,4 @@
 export { InstallationApi } from "@svc/core/api"
 export { backendsOf, capabilitiesOf, diagnosticsOf } from "./capabilities.js"
 export { InstallationLive } from "./http.js"
-export { InstallationService } from "./service.js"
+export { backendsRead, installationRead, InstallationService } from "./service.js"

@@ -1,13 +1,33 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { ErrorStatus } from "../errors/index.js"
 import { CurrentRequestId, RequestId } from "../schema/index.js"
-import { Cause, Effect } from "effect"
+import { Cause, Context, Effect, FiberRef, HashMap, LogLevel } from "effect"
+
+/** The access log line: one per request, at Info, with its method, path, status and duration. */
+const accessLog = (request: HttpServerRequest.HttpServerRequest, started: number, response: HttpServerResponse.HttpServerResponse) =>
+  Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+    // Nothing to build when Info is not logged.
+    LogLevel.greaterThan(minimum, LogLevel.Info)
+      ? Effect.void
+      : Effect.logInfo("http request").pipe(
+          Effect.annotateLogs({
+            method: request.method,
+            path: new URL(request.url, "http://localhost").pathname,
+            status: response.status,
+            durationMs: Date.now() - started
+          })
+        ))
 
 /**
  * The outermost layer of every request: a fresh `req_<uuidv4>`, provided to everything below
  * (envelopes read it), sent as `x-request-id`, and carried by every log line; every response
  * also says `Cache-Control: no-store`. A failure that
  * escapes everything below still gets the SPEC 7.1 envelope here, never a bare 500.
+ *
+ * The id is set on the request's fiber rather than provided around `app` (issue 11, CPU per
+ * request): the server runs each request on a fiber of its own and this layer is its outermost,
+ * so what it sets ends with the request and needs no restoring (three fiber-ref writes instead
+ * of three scoped `locally`s).
  */
 export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.gen(function* () {
@@ -22,6 +42,9 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
     )
     // The server's request span is the current span here: tag it so traces and logs join up.
     yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
+    yield* FiberRef.update(FiberRef.currentContext, Context.add(CurrentRequestId, requestId))
+    yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("requestId", requestId))
+    yield* FiberRef.update(FiberRef.currentTracerSpanAnnotations, HashMap.set<string, unknown>("svc.request_id", requestId))
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = Date.now()
     return yield* app.pipe(
@@ -43,18 +66,6 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
           ).pipe(Effect.orDie)
         )
       }),
-      Effect.tap((response) =>
-        Effect.logInfo("http request").pipe(
-          Effect.annotateLogs({
-            method: request.method,
-            path: new URL(request.url, "http://localhost").pathname,
-            status: response.status,
-            durationMs: Date.now() - started
-          })
-        )
-      ),
-      Effect.provideService(CurrentRequestId, requestId),
-      Effect.annotateLogs("requestId", requestId),
-      Effect.annotateSpans("svc.request_id", requestId)
+      Effect.tap((response) => accessLog(request, started, response))
     )
   })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { Caller } from "./caller.js"
@@ -81,8 +81,31 @@ export const allowedSql = (
   resource: ResourceRef
 ) => {
   if (caller.namespaceId !== null && caller.namespaceId !== namespaceOf(resource)) return sql`FALSE`
+  return heldUnrestricted(sql, sql`${caller.principalId}`, permission, resource)
+}
+
+/**
+ * `allowedSql` for a principal the statement itself finds: its id and Namespace are columns (the
+ * credential lookup's), so the decision rides in the credential statement. The scope check is
+ * SQL here: a principal scoped to a Namespace reaches nothing outside it, like `decide`.
+ */
+export const allowedSqlOf = (
+  sql: SqlClient.SqlClient,
+  principal: { readonly id: Statement.Fragment; readonly namespaceId: Statement.Fragment },
+  permission: Permission,
+  resource: ResourceRef
+) =>
+  sql`((${principal.namespaceId} IS NULL OR ${principal.namespaceId} IS NOT DISTINCT FROM ${namespaceOf(resource)}::text)
+    AND ${heldUnrestricted(sql, principal.id, permission, resource)})`
+
+/** A grant of `permission` reaching `resource`, and no Restriction reaching it: `decide`'s predicate. */
+const heldUnrestricted = (
+  sql: SqlClient.SqlClient,
+  principal: Statement.Fragment,
+  permission: Permission,
+  resource: ResourceRef
+) => {
   const target = resourceScope(sql, resource)
-  const principal = sql`${caller.principalId}`
   const held = sql`${permission}::text`
   return sql`(${grantHeld(sql, principal, held, target)} AND NOT ${restrictionReaches(sql, principal, held, target)})`
 }
