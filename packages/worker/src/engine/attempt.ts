@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
 import { backoffDelay } from "./backoff.js"
 import { recordableCode, recordableMessage, WorkCodes, WorkMessages } from "./failure.js"
 import type { HandlerContext, RegisteredHandler, WorkHandlersRegistry } from "./handlers.js"
@@ -7,6 +7,7 @@ import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
 import type { Outcomes, Recorded } from "./outcomes.js"
 import { recordClaim, recordOutcome } from "./metrics.js"
+import type { Watch, Watched } from "./watcher.js"
 
 type Outcome =
   | { readonly _tag: "Succeeded" }
@@ -65,31 +66,6 @@ const runHandler = (handler: RegisteredHandler, item: ClaimedItem, workerId: str
     })
   )
 
-/**
- * Watches the attempt while the handler runs: renews the lease every `leaseRenewInterval` and
- * completes when the lease is found lost (another worker may own the item now) or the deadline
- * is reached. A failed renewal (database unreachable) is tried again at the next interval: the
- * fence decides, not the error.
- */
-const guard = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<Outcome> =>
-  Effect.gen(function* () {
-    const renewEvery = Duration.toMillis(deps.options.leaseRenewInterval)
-    // Both instants are database time; the remaining span is measured on the local clock.
-    const stopAt = (yield* Clock.currentTimeMillis) + (item.deadlineAt.getTime() - item.claimedAt.getTime())
-    for (;;) {
-      const left = stopAt - (yield* Clock.currentTimeMillis)
-      if (left <= renewEvery) {
-        yield* Effect.sleep(Duration.millis(Math.max(0, left)))
-        return { _tag: "DeadlineReached" } as const
-      }
-      yield* Effect.sleep(Duration.millis(renewEvery))
-      const held = yield* deps.leases.renew(item).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning("work lease renewal failed", error), true))
-      )
-      if (!held) return { _tag: "LeaseLost" } as const
-    }
-  })
-
 type Written = { readonly recorded: Recorded | null; readonly next: Option.Option<ClaimedItem> }
 
 /** Writes the outcome (fenced); after a success, claims the next item in the same statement. */
@@ -128,15 +104,48 @@ const report = (outcome: Outcome, written: Written): Effect.Effect<void> => {
   )
 }
 
+/** Writes the outcome and reports it; a write that keeps failing is left to the lease's expiry. */
+const finish = (deps: AttemptDeps, item: ClaimedItem, outcome: Outcome): Effect.Effect<Option.Option<ClaimedItem>> =>
+  record(deps, item, outcome).pipe(
+    Effect.retry(writeRetry),
+    Effect.tap((written) => report(outcome, written)),
+    Effect.tap((written) => recordOutcome(item.kind, written.recorded)),
+    Effect.map((written) => written.next),
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logError("work outcome could not be recorded; the lease will expire and the item be retried", error),
+        Option.none<ClaimedItem>()
+      )
+    )
+  )
+
+/** Gives the item back (shutdown): queued again, the attempt withdrawn. */
+const release = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<void> =>
+  deps.leases.release(item).pipe(
+    Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
+    Effect.retry(writeRetry),
+    Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
+  )
+
+/** The runner was interrupted while the handler ran: by its watcher (lease lost, deadline) or by shutdown. */
+const interrupted = (deps: AttemptDeps, watch: Watch, watched: Watched): Effect.Effect<void> => {
+  watch.end(watched)
+  return watched.stopped === null
+    ? release(deps, watched.item)
+    : Effect.asVoid(finish(deps, watched.item, { _tag: watched.stopped }))
+}
+
 /**
  * Runs one claimed attempt to its recorded outcome; returns the next item when the success was
- * recorded together with a new claim. Must run uninterruptibly: only the handler runs inside
- * `restore`, and when it is interrupted there (shutdown) the lease is released — back to
+ * recorded together with a new claim. Must run uninterruptibly on the slot's runner fiber: only
+ * the handler runs inside `restore`, watched by the slot's `watch`, which interrupts the runner
+ * when the lease is lost or the deadline reached (the outcome is then recorded here and the slot
+ * starts a new runner). When shutdown interrupts the handler, the lease is released — back to
  * `queued` with the attempt withdrawn — before the interruption goes on.
  */
 export const makeAttempt =
   (deps: AttemptDeps) =>
-  (item: ClaimedItem, restore: Restore): Effect.Effect<Option.Option<ClaimedItem>> =>
+  (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
     Effect.gen(function* () {
       yield* recordClaim(item)
       const handler = yield* deps.registry.get(item.kind)
@@ -145,29 +154,14 @@ export const makeAttempt =
         yield* deps.leases.release(item).pipe(Effect.retry(writeRetry), Effect.ignoreLogged)
         return Option.none()
       }
-      const outcome = yield* restore(
-        Effect.race(runHandler(handler.value, item, deps.options.workerId), guard(deps, item))
-      ).pipe(
-        Effect.onInterrupt(() =>
-          deps.leases.release(item).pipe(
-            Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
-            Effect.retry(writeRetry),
-            Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
-          )
-        )
-      )
-      return yield* record(deps, item, outcome).pipe(
-        Effect.retry(writeRetry),
-        Effect.tap((written) => report(outcome, written)),
-        Effect.tap((written) => recordOutcome(item.kind, written.recorded)),
-        Effect.map((written) => written.next),
-        Effect.catchAll((error) =>
-          Effect.as(
-            Effect.logError("work outcome could not be recorded; the lease will expire and the item be retried", error),
-            Option.none<ClaimedItem>()
-          )
-        )
-      )
+      const outcome = yield* Effect.withFiberRuntime<Outcome>((fiber) => {
+        const watched = watch.begin(item, fiber)
+        // `end` is the last step inside `restore`: once it ran, the watcher cannot interrupt this attempt.
+        return restore(
+          Effect.zipLeft(runHandler(handler.value, item, deps.options.workerId), Effect.sync(() => watch.end(watched)))
+        ).pipe(Effect.onInterrupt(() => interrupted(deps, watch, watched)))
+      })
+      return yield* finish(deps, item, outcome)
     }).pipe(
       Effect.withSpan("work.attempt", {
         attributes: { kind: item.kind, id: item.id, attempt: item.attempt },

@@ -28,6 +28,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
     const attempt = makeAttempt({ options, leases, outcomes, registry })
+    const clock = yield* Effect.clock
 
     // Wake an idle slot as soon as an item of a kind we run is committed.
     yield* pg.listen(WORK_CHANNEL).pipe(
@@ -65,7 +66,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     // while the others are releasing.
     yield* Effect.all(
       Array.from({ length: options.concurrency }, (_, slot) =>
-        runSlot({ options, leases, registry, wakeup, attempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
+        runSlot({ options, leases, registry, wakeup, clock, attempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
       ),
       { concurrency: "unbounded", discard: true }
     ).pipe(annotate, Effect.interruptible, Effect.forkScoped)
