@@ -20,13 +20,15 @@ export interface AttemptDeps {
   readonly leases: Leases
   readonly outcomes: Outcomes
   readonly registry: WorkHandlersRegistry
+  /** Whether a tracer other than Effect's native one is installed (spans are exported). */
+  readonly tracing: boolean
 }
 
 /** Restores interruptibility inside the slot's uninterruptible loop (`Effect.uninterruptibleMask`). */
 export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
-/** Database writes of an outcome are retried briefly; past that the lease expires and the reaper takes over. */
-const writeRetry = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.intersect(Schedule.recurs(5)))
+/** A failed outcome write is tried again at once and then with backoff, six tries in all; past that the lease expires and the reaper takes over. */
+const writeRetry = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.intersect(Schedule.recurs(4)))
 
 const handlerContext = (item: ClaimedItem, workerId: string): HandlerContext => ({
   id: item.id,
@@ -104,13 +106,16 @@ const report = (outcome: Outcome, written: Written): Effect.Effect<void> => {
   )
 }
 
+/** Tries a database write once; only when that fails, again on `writeRetry`. */
+const retried = <A>(write: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
+  Effect.catchAll(write, () => Effect.retry(write, writeRetry))
+
 /** Writes the outcome and reports it; a write that keeps failing is left to the lease's expiry. */
 const finish = (deps: AttemptDeps, item: ClaimedItem, outcome: Outcome): Effect.Effect<Option.Option<ClaimedItem>> =>
-  record(deps, item, outcome).pipe(
-    Effect.retry(writeRetry),
-    Effect.tap((written) => report(outcome, written)),
-    Effect.tap((written) => recordOutcome(item.kind, written.recorded)),
-    Effect.map((written) => written.next),
+  retried(record(deps, item, outcome)).pipe(
+    Effect.flatMap((written) =>
+      Effect.as(Effect.zipRight(report(outcome, written), recordOutcome(item.kind, written.recorded)), written.next)
+    ),
     Effect.catchAll((error) =>
       Effect.as(
         Effect.logError("work outcome could not be recorded; the lease will expire and the item be retried", error),
@@ -123,7 +128,7 @@ const finish = (deps: AttemptDeps, item: ClaimedItem, outcome: Outcome): Effect.
 const release = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<void> =>
   deps.leases.release(item).pipe(
     Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
-    Effect.retry(writeRetry),
+    retried,
     Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
   )
 
@@ -143,29 +148,33 @@ const interrupted = (deps: AttemptDeps, watch: Watch, watched: Watched): Effect.
  * starts a new runner). When shutdown interrupts the handler, the lease is released — back to
  * `queued` with the attempt withdrawn — before the interruption goes on.
  */
-export const makeAttempt =
-  (deps: AttemptDeps) =>
-  (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
-    Effect.gen(function* () {
-      yield* recordClaim(item)
-      const handler = yield* deps.registry.get(item.kind)
-      if (Option.isNone(handler)) {
-        // Unregistered between claim and run: give it back untouched.
-        yield* deps.leases.release(item).pipe(Effect.retry(writeRetry), Effect.ignoreLogged)
-        return Option.none()
-      }
-      const outcome = yield* Effect.withFiberRuntime<Outcome>((fiber) => {
-        const watched = watch.begin(item, fiber)
-        // `end` is the last step inside `restore`: once it ran, the watcher cannot interrupt this attempt.
-        return restore(
-          Effect.zipLeft(runHandler(handler.value, item, deps.options.workerId), Effect.sync(() => watch.end(watched)))
-        ).pipe(Effect.onInterrupt(() => interrupted(deps, watch, watched)))
+export const makeAttempt = (deps: AttemptDeps) => {
+  const run = (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
+    Effect.zipRight(
+      recordClaim(item),
+      Effect.flatMap(deps.registry.get(item.kind), (handler) => {
+        if (Option.isNone(handler)) {
+          // Unregistered between claim and run: give it back untouched.
+          return Effect.as(Effect.ignoreLogged(retried(deps.leases.release(item))), Option.none<ClaimedItem>())
+        }
+        return Effect.withFiberRuntime<Outcome>((fiber) => {
+          const watched = watch.begin(item, fiber)
+          // `end` is the last step inside `restore`: once it ran, the watcher cannot interrupt this attempt.
+          return restore(
+            Effect.zipLeft(runHandler(handler.value, item, deps.options.workerId), Effect.sync(() => watch.end(watched)))
+          ).pipe(Effect.onInterrupt(() => interrupted(deps, watch, watched)))
+        }).pipe(Effect.flatMap((outcome) => finish(deps, item, outcome)))
       })
-      return yield* finish(deps, item, outcome)
-    }).pipe(
-      Effect.withSpan("work.attempt", {
-        attributes: { kind: item.kind, id: item.id, attempt: item.attempt },
-        captureStackTrace: false
-      }),
-      Effect.annotateLogs({ workId: item.id, workKind: item.kind, workAttempt: item.attempt })
     )
+  // Kept at every log level: the handler's own log lines carry them too.
+  const annotated = (item: ClaimedItem, restore: Restore, watch: Watch) =>
+    Effect.annotateLogs(run(item, restore, watch), { workId: item.id, workKind: item.kind, workAttempt: item.attempt })
+  // The span only when a tracer exports it: the native (default) tracer's spans reach no one.
+  return deps.tracing
+    ? (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
+        Effect.withSpan(annotated(item, restore, watch), "work.attempt", {
+          attributes: { kind: item.kind, id: item.id, attempt: item.attempt },
+          captureStackTrace: false
+        })
+    : annotated
+}

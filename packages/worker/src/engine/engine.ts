@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schedule, Stream } from "effect"
+import { Context, DefaultServices, Effect, Layer, Schedule, Stream, Tracer } from "effect"
 import { makeAttempt } from "./attempt.js"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
@@ -27,7 +27,9 @@ const make = (input: WorkEngineOptions | undefined) =>
     const leases = makeLeases(sql, options.workerId, options.leaseDuration)
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
-    const attempt = makeAttempt({ options, leases, outcomes, registry })
+    // Effect's native tracer (the default) keeps spans in memory only: no attempt span then.
+    const tracing = (yield* Effect.tracer) !== Context.get(DefaultServices.liveServices, Tracer.Tracer)
+    const attempt = makeAttempt({ options, leases, outcomes, registry, tracing })
     const clock = yield* Effect.clock
 
     // Wake an idle slot as soon as an item of a kind we run is committed.
