@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Exit, FiberRef, HashMap, Option, Schedule } from "effect"
 import { backoffDelay } from "./backoff.js"
 import { recordableCode, recordableMessage, WorkCodes, WorkMessages } from "./failure.js"
 import type { HandlerContext, RegisteredHandler, WorkHandlersRegistry } from "./handlers.js"
@@ -132,21 +132,30 @@ const release = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<void> =>
     Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
   )
 
-/** The runner was interrupted while the handler ran: by its watcher (lease lost, deadline) or by shutdown. */
-const interrupted = (deps: AttemptDeps, watch: Watch, watched: Watched): Effect.Effect<void> => {
-  watch.end(watched)
-  return watched.stopped === null
-    ? release(deps, watched.item)
-    : Effect.asVoid(finish(deps, watched.item, { _tag: watched.stopped }))
-}
+const annotations = (item: ClaimedItem) => ({ workId: item.id, workKind: item.kind, workAttempt: item.attempt })
+
+/**
+ * Settles an attempt whose runner was interrupted while its handler ran (the slot calls this once
+ * the runner has ended): stopped by the watcher, its outcome is recorded (`DEADLINE_EXCEEDED`, or
+ * nothing for a lost lease); interrupted by shutdown, its lease is released.
+ */
+export const makeSettle =
+  (deps: AttemptDeps) =>
+  (watched: Watched): Effect.Effect<void> =>
+    Effect.annotateLogs(
+      watched.stopped === null
+        ? release(deps, watched.item)
+        : Effect.asVoid(finish(deps, watched.item, { _tag: watched.stopped })),
+      annotations(watched.item)
+    )
 
 /**
  * Runs one claimed attempt to its recorded outcome; returns the next item when the success was
  * recorded together with a new claim. Must run uninterruptibly on the slot's runner fiber: only
  * the handler runs inside `restore`, watched by the slot's `watch`, which interrupts the runner
- * when the lease is lost or the deadline reached (the outcome is then recorded here and the slot
- * starts a new runner). When shutdown interrupts the handler, the lease is released — back to
- * `queued` with the attempt withdrawn — before the interruption goes on.
+ * when the lease is lost or the deadline reached. An interrupted attempt (by the watcher, or by
+ * shutdown) ends its runner fiber; the slot then settles it (`makeSettle`): outcome recorded, or
+ * lease released — back to `queued` with the attempt withdrawn — and starts a new runner.
  */
 export const makeAttempt = (deps: AttemptDeps) => {
   const run = (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
@@ -162,13 +171,22 @@ export const makeAttempt = (deps: AttemptDeps) => {
           // `end` is the last step inside `restore`: once it ran, the watcher cannot interrupt this attempt.
           return restore(
             Effect.zipLeft(runHandler(handler.value, item, deps.options.workerId), Effect.sync(() => watch.end(watched)))
-          ).pipe(Effect.onInterrupt(() => interrupted(deps, watch, watched)))
+          )
         }).pipe(Effect.flatMap((outcome) => finish(deps, item, outcome)))
       })
     )
-  // Kept at every log level: the handler's own log lines carry them too.
+  // Kept at every log level: the handler's own log lines carry them too. Set on the runner fiber and
+  // put back afterwards, without `Effect.annotateLogs`'s acquire/release: if the attempt does not
+  // complete, the runner fiber ends with it.
   const annotated = (item: ClaimedItem, restore: Restore, watch: Watch) =>
-    Effect.annotateLogs(run(item, restore, watch), { workId: item.id, workKind: item.kind, workAttempt: item.attempt })
+    Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (outside) => {
+      let inside = outside
+      for (const [key, value] of Object.entries(annotations(item))) inside = HashMap.set(inside, key, value)
+      return Effect.zipRight(
+        FiberRef.set(FiberRef.currentLogAnnotations, inside),
+        Effect.zipLeft(run(item, restore, watch), FiberRef.set(FiberRef.currentLogAnnotations, outside))
+      )
+    })
   // The span only when a tracer exports it: the native (default) tracer's spans reach no one.
   return deps.tracing
     ? (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>

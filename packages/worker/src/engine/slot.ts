@@ -4,7 +4,7 @@ import type { WorkHandlersRegistry } from "./handlers.js"
 import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
 import type { Wakeup } from "./wakeup.js"
-import { makeWatch, type Watch } from "./watcher.js"
+import { makeWatch, type Watch, type Watched } from "./watcher.js"
 
 export interface SlotDeps {
   readonly options: ResolvedOptions
@@ -13,6 +13,8 @@ export interface SlotDeps {
   readonly wakeup: Wakeup
   readonly clock: Clock.Clock
   readonly attempt: (item: ClaimedItem, restore: Restore, watch: Watch) => Effect.Effect<Option.Option<ClaimedItem>>
+  /** Records or releases an attempt its runner left unfinished when interrupted. */
+  readonly settle: (watched: Watched) => Effect.Effect<void>
 }
 
 /** The shortest idle wait, for items that are due but being claimed by someone else right now. */
@@ -77,9 +79,19 @@ export const runSlot = (deps: SlotDeps): Effect.Effect<never> =>
   Effect.gen(function* () {
     const watch = yield* makeWatch(deps.leases, deps.options.leaseRenewInterval, deps.clock)
     const watcher = yield* Effect.fork(Effect.interruptible(watch.run))
+    // The attempt an ended runner left unfinished: settled when the runner was interrupted (by the
+    // watcher or by shutdown); after a defect it is forgotten and its lease expires.
+    const settle = (interrupted: boolean) =>
+      Effect.suspend(() => {
+        const left = watch.settle()
+        return left === null || !interrupted ? Effect.void : deps.settle(left)
+      })
     return yield* Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.fork(Effect.interruptible(loop(deps, watch))), (runner) =>
-        restore(Fiber.await(runner)).pipe(Effect.onInterrupt(() => Fiber.interrupt(runner)))
+        restore(Fiber.await(runner)).pipe(
+          Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(runner), settle(true))),
+          Effect.tap((exit) => settle(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)))
+        )
       )
     ).pipe(
       Effect.flatMap((exit) =>

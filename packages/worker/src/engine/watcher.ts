@@ -28,6 +28,11 @@ export interface Watch {
   readonly begin: (item: ClaimedItem, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Watched
   /** Unmarks it; after this the watcher no longer touches the attempt. */
   readonly end: (watched: Watched) => void
+  /**
+   * After the runner fiber ended: the attempt it left unfinished (begun, not ended: interrupted
+   * by the watcher or by shutdown), now forgotten; null if none.
+   */
+  readonly settle: () => Watched | null
   /** The watcher's loop; run it forked beside the slot's runner. */
   readonly run: Effect.Effect<never>
 }
@@ -40,6 +45,8 @@ export const makeWatch = (
   Effect.map(Queue.sliding<void>(1), (pokes) => {
     const renewEvery = Duration.toMillis(leaseRenewInterval)
     let current: Watched | null = null
+    // The attempt between `begin` and `end`; unlike `current`, kept when the watcher stops it.
+    let running: Watched | null = null
     // When the sleeping watcher wakes up next (0 while it is awake: it reads `current` before sleeping).
     let sleepingUntil = 0
 
@@ -49,6 +56,7 @@ export const makeWatch = (
       const stopAt = now + (item.deadlineAt.getTime() - item.claimedAt.getTime())
       const watched: Watched = { item, fiber, stopAt, renewAt: now + renewEvery, stopped: null }
       current = watched
+      running = watched
       // Renewal is never due before the sleeping watcher wakes (it sleeps at most one interval);
       // a deadline may be.
       if (stopAt < sleepingUntil) pokes.unsafeOffer(undefined)
@@ -57,6 +65,14 @@ export const makeWatch = (
 
     const end = (watched: Watched): void => {
       if (current === watched) current = null
+      if (running === watched) running = null
+    }
+
+    const settle = (): Watched | null => {
+      const left = running
+      running = null
+      if (left !== null && current === left) current = null
+      return left
     }
 
     // One synchronous step: the check and the interruption cannot be split by the runner moving on.
@@ -92,5 +108,5 @@ export const makeWatch = (
       }
     })
 
-    return { begin, end, run }
+    return { begin, end, settle, run }
   })
