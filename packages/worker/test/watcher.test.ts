@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { SvcMetrics } from "@svc/core/observability"
-import { Deferred, Effect, Metric, Ref, Schema } from "effect"
+import { Deferred, Effect, FiberRef, HashMap, HashSet, Logger, Metric, Ref, Schema } from "effect"
 import { enqueue, WorkCodes, WorkHandler } from "../src/index.js"
 import { captureLogs, countByState, eventually, itemsOfKind, startEngine, status, TestDatabase, untilState } from "./harness.js"
 
@@ -83,4 +83,23 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("the slot's 
       const claims = Metric.tagged(Metric.tagged(SvcMetrics.workTransitions, "kind", "watch.busy"), "to", "running")
       expect((yield* Metric.value(claims)).count).toBe(40)
     }))
+
+  it.scoped("a handler's log lines carry its item's id, kind and attempt", () =>
+    Effect.gen(function* () {
+      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const recorder = Logger.make(({ annotations, message }) => {
+        lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+      })
+      yield* startEngine(
+        { concurrency: 1, pollInterval: "200 millis", workerId: "logged" },
+        WorkHandler.layer("watch.logged", Schema.Unknown, () => Effect.logWarning("handler says hello"))
+      ).pipe(Effect.locallyWith(FiberRef.currentLoggers, HashSet.add(recorder)))
+      const { item } = yield* enqueue({ kind: "watch.logged", key: "k1" })
+      yield* untilState(item.id, "succeeded")
+      const said = lines.filter((line) => JSON.stringify(line.message).includes("handler says hello"))
+      expect(said.map((line) => line.annotations)).toEqual([
+        { workerId: "logged", workSlot: 0, workId: item.id, workKind: "watch.logged", workAttempt: 1 }
+      ])
+    }))
 })
+

@@ -1,5 +1,6 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Duration, Effect, Exit, FiberRef, HashMap, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { asCurrentAttempt, attemptAnnotations } from "./attemptLogs.js"
 import { backoffDelay } from "./backoff.js"
 import { recordableCode, recordableMessage, WorkCodes, WorkMessages } from "./failure.js"
 import type { HandlerContext, RegisteredHandler, WorkHandlersRegistry } from "./handlers.js"
@@ -132,8 +133,6 @@ const release = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<void> =>
     Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
   )
 
-const annotations = (item: ClaimedItem) => ({ workId: item.id, workKind: item.kind, workAttempt: item.attempt })
-
 /**
  * Settles an attempt whose runner was interrupted while its handler ran (the slot calls this once
  * the runner has ended): stopped by the watcher, its outcome is recorded (`DEADLINE_EXCEEDED`, or
@@ -146,7 +145,7 @@ export const makeSettle =
       watched.stopped === null
         ? release(deps, watched.item)
         : Effect.asVoid(finish(deps, watched.item, { _tag: watched.stopped })),
-      annotations(watched.item)
+      attemptAnnotations(watched.item)
     )
 
 /**
@@ -175,18 +174,9 @@ export const makeAttempt = (deps: AttemptDeps) => {
         }).pipe(Effect.flatMap((outcome) => finish(deps, item, outcome)))
       })
     )
-  // Kept at every log level: the handler's own log lines carry them too. Set on the runner fiber and
-  // put back afterwards, without `Effect.annotateLogs`'s acquire/release: if the attempt does not
-  // complete, the runner fiber ends with it.
+  // Kept at every log level: the handler's own log lines carry them too.
   const annotated = (item: ClaimedItem, restore: Restore, watch: Watch) =>
-    Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (outside) => {
-      let inside = outside
-      for (const [key, value] of Object.entries(annotations(item))) inside = HashMap.set(inside, key, value)
-      return Effect.zipRight(
-        FiberRef.set(FiberRef.currentLogAnnotations, inside),
-        Effect.zipLeft(run(item, restore, watch), FiberRef.set(FiberRef.currentLogAnnotations, outside))
-      )
-    })
+    asCurrentAttempt(item, run(item, restore, watch))
   // The span only when a tracer exports it: the native (default) tracer's spans reach no one.
   return deps.tracing
     ? (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>

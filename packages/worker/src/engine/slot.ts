@@ -1,5 +1,6 @@
 import { Cause, type Clock, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { Restore } from "./attempt.js"
+import { withAttemptLogs } from "./attemptLogs.js"
 import type { WorkHandlersRegistry } from "./handlers.js"
 import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
@@ -87,7 +88,7 @@ export const runSlot = (deps: SlotDeps): Effect.Effect<never> =>
         return left === null || !interrupted ? Effect.void : deps.settle(left)
       })
     return yield* Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(Effect.fork(Effect.interruptible(loop(deps, watch))), (runner) =>
+      Effect.flatMap(Effect.fork(Effect.interruptible(withAttemptLogs(loop(deps, watch)))), (runner) =>
         restore(Fiber.await(runner)).pipe(
           Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(runner), settle(true))),
           Effect.tap((exit) => settle(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)))
