@@ -293,8 +293,8 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; throughput: ${ITEMS} no-op items; ` +
       `claim latency: ${LATENCY_ITEMS} items ${LATENCY_GAP_MS} ms apart on idle workers`,
     "",
-    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | statements/item ours / graphile |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | CPU ratio | statements/item ours / graphile |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const concurrency of CONCURRENCIES) {
     const a = results.find((r) => r.key === "ours" && r.concurrency === concurrency)
@@ -302,7 +302,7 @@ const main = async () => {
     lines.push(
       `| ${concurrency} | ${fmt(a.rate, 0)} | ${fmt(b.rate, 0)} | ${fmt(a.rate / b.rate, 2)} | ` +
         `${fmt(a.p50, 1)} / ${fmt(a.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
-        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} | ` +
+        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} | ${fmt(a.cpu / b.cpu, 2)} | ` +
         `${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
     )
   }

@@ -116,25 +116,33 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("retries, de
       expect(done.finishedAt).toBeInstanceOf(Date)
     }))
 
-  it.scoped("a handler still running at the deadline is interrupted and the item fails", () =>
-    Effect.gen(function* () {
-      const interrupted = yield* Deferred.make<void>()
-      yield* startEngine(
-        { ...fast, workerId: "slow-worker" },
-        WorkHandler.layer("retry.slow", Schema.Unknown, () =>
-          Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)))
+  // The second engine renews once a minute: only the deadline itself (the slot's watcher woken
+  // for it) can stop the handler before `untilState` gives up.
+  for (const [name, options] of [
+    ["", fast],
+    [" (renewal due long after the deadline)", { concurrency: 1, pollInterval: "200 millis", leaseDuration: "3 minutes", leaseRenewInterval: "1 minute" }]
+  ] as const) {
+    it.scoped(`a handler still running at the deadline is interrupted and the item fails${name}`, () =>
+      Effect.gen(function* () {
+        const interrupted = yield* Deferred.make<void>()
+        const kind = `retry.slow${name.length}`
+        yield* startEngine(
+          { ...options, workerId: "slow-worker" },
+          WorkHandler.layer(kind, Schema.Unknown, () =>
+            Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)))
+          )
         )
-      )
-      const { item } = yield* enqueue({ kind: "retry.slow", key: "k1", deadline: "1 second" })
-      const done = yield* untilState(item.id, "succeeded", "failed")
-      yield* Deferred.await(interrupted)
-      expect(done).toMatchObject({
-        state: "failed",
-        attemptCount: 1,
-        leaseOwner: null,
-        lastAttempt: { code: WorkCodes.DEADLINE_EXCEEDED, message: WorkMessages.DEADLINE_EXCEEDED }
-      })
-    }))
+        const { item } = yield* enqueue({ kind, key: "k1", deadline: "1 second" })
+        const done = yield* untilState(item.id, "succeeded", "failed")
+        yield* Deferred.await(interrupted)
+        expect(done).toMatchObject({
+          state: "failed",
+          attemptCount: 1,
+          leaseOwner: null,
+          lastAttempt: { code: WorkCodes.DEADLINE_EXCEEDED, message: WorkMessages.DEADLINE_EXCEEDED }
+        })
+      }))
+  }
 
   it.scoped("an item past its deadline before any attempt fails without running", () =>
     Effect.gen(function* () {

@@ -1,5 +1,6 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
+import { asCurrentAttempt, attemptAnnotations } from "./attemptLogs.js"
 import { backoffDelay } from "./backoff.js"
 import { recordableCode, recordableMessage, WorkCodes, WorkMessages } from "./failure.js"
 import type { HandlerContext, RegisteredHandler, WorkHandlersRegistry } from "./handlers.js"
@@ -7,6 +8,7 @@ import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
 import type { Outcomes, Recorded } from "./outcomes.js"
 import { recordClaim, recordOutcome } from "./metrics.js"
+import type { Watch, Watched } from "./watcher.js"
 
 type Outcome =
   | { readonly _tag: "Succeeded" }
@@ -19,13 +21,15 @@ export interface AttemptDeps {
   readonly leases: Leases
   readonly outcomes: Outcomes
   readonly registry: WorkHandlersRegistry
+  /** Whether a tracer other than Effect's native one is installed (spans are exported). */
+  readonly tracing: boolean
 }
 
 /** Restores interruptibility inside the slot's uninterruptible loop (`Effect.uninterruptibleMask`). */
 export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
-/** Database writes of an outcome are retried briefly; past that the lease expires and the reaper takes over. */
-const writeRetry = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.intersect(Schedule.recurs(5)))
+/** A failed outcome write is tried again at once and then with backoff, six tries in all; past that the lease expires and the reaper takes over. */
+const writeRetry = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.intersect(Schedule.recurs(4)))
 
 const handlerContext = (item: ClaimedItem, workerId: string): HandlerContext => ({
   id: item.id,
@@ -65,31 +69,6 @@ const runHandler = (handler: RegisteredHandler, item: ClaimedItem, workerId: str
     })
   )
 
-/**
- * Watches the attempt while the handler runs: renews the lease every `leaseRenewInterval` and
- * completes when the lease is found lost (another worker may own the item now) or the deadline
- * is reached. A failed renewal (database unreachable) is tried again at the next interval: the
- * fence decides, not the error.
- */
-const guard = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<Outcome> =>
-  Effect.gen(function* () {
-    const renewEvery = Duration.toMillis(deps.options.leaseRenewInterval)
-    // Both instants are database time; the remaining span is measured on the local clock.
-    const stopAt = (yield* Clock.currentTimeMillis) + (item.deadlineAt.getTime() - item.claimedAt.getTime())
-    for (;;) {
-      const left = stopAt - (yield* Clock.currentTimeMillis)
-      if (left <= renewEvery) {
-        yield* Effect.sleep(Duration.millis(Math.max(0, left)))
-        return { _tag: "DeadlineReached" } as const
-      }
-      yield* Effect.sleep(Duration.millis(renewEvery))
-      const held = yield* deps.leases.renew(item).pipe(
-        Effect.catchAll((error) => Effect.as(Effect.logWarning("work lease renewal failed", error), true))
-      )
-      if (!held) return { _tag: "LeaseLost" } as const
-    }
-  })
-
 type Written = { readonly recorded: Recorded | null; readonly next: Option.Option<ClaimedItem> }
 
 /** Writes the outcome (fenced); after a success, claims the next item in the same statement. */
@@ -128,50 +107,82 @@ const report = (outcome: Outcome, written: Written): Effect.Effect<void> => {
   )
 }
 
+/** Tries a database write once; only when that fails, again on `writeRetry`. */
+const retried = <A>(write: Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
+  Effect.catchAll(write, () => Effect.retry(write, writeRetry))
+
+/** Writes the outcome and reports it; a write that keeps failing is left to the lease's expiry. */
+const finish = (deps: AttemptDeps, item: ClaimedItem, outcome: Outcome): Effect.Effect<Option.Option<ClaimedItem>> =>
+  retried(record(deps, item, outcome)).pipe(
+    Effect.flatMap((written) =>
+      Effect.as(Effect.zipRight(report(outcome, written), recordOutcome(item.kind, written.recorded)), written.next)
+    ),
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logError("work outcome could not be recorded; the lease will expire and the item be retried", error),
+        Option.none<ClaimedItem>()
+      )
+    )
+  )
+
+/** Gives the item back (shutdown): queued again, the attempt withdrawn. */
+const release = (deps: AttemptDeps, item: ClaimedItem): Effect.Effect<void> =>
+  deps.leases.release(item).pipe(
+    Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
+    retried,
+    Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
+  )
+
+/**
+ * Settles an attempt whose runner was interrupted while its handler ran (the slot calls this once
+ * the runner has ended): stopped by the watcher, its outcome is recorded (`DEADLINE_EXCEEDED`, or
+ * nothing for a lost lease); interrupted by shutdown, its lease is released.
+ */
+export const makeSettle =
+  (deps: AttemptDeps) =>
+  (watched: Watched): Effect.Effect<void> =>
+    Effect.annotateLogs(
+      watched.stopped === null
+        ? release(deps, watched.item)
+        : Effect.asVoid(finish(deps, watched.item, { _tag: watched.stopped })),
+      attemptAnnotations(watched.item)
+    )
+
 /**
  * Runs one claimed attempt to its recorded outcome; returns the next item when the success was
- * recorded together with a new claim. Must run uninterruptibly: only the handler runs inside
- * `restore`, and when it is interrupted there (shutdown) the lease is released — back to
- * `queued` with the attempt withdrawn — before the interruption goes on.
+ * recorded together with a new claim. Must run uninterruptibly on the slot's runner fiber: only
+ * the handler runs inside `restore`, watched by the slot's `watch`, which interrupts the runner
+ * when the lease is lost or the deadline reached. An interrupted attempt (by the watcher, or by
+ * shutdown) ends its runner fiber; the slot then settles it (`makeSettle`): outcome recorded, or
+ * lease released — back to `queued` with the attempt withdrawn — and starts a new runner.
  */
-export const makeAttempt =
-  (deps: AttemptDeps) =>
-  (item: ClaimedItem, restore: Restore): Effect.Effect<Option.Option<ClaimedItem>> =>
-    Effect.gen(function* () {
-      yield* recordClaim(item)
-      const handler = yield* deps.registry.get(item.kind)
-      if (Option.isNone(handler)) {
-        // Unregistered between claim and run: give it back untouched.
-        yield* deps.leases.release(item).pipe(Effect.retry(writeRetry), Effect.ignoreLogged)
-        return Option.none()
-      }
-      const outcome = yield* restore(
-        Effect.race(runHandler(handler.value, item, deps.options.workerId), guard(deps, item))
-      ).pipe(
-        Effect.onInterrupt(() =>
-          deps.leases.release(item).pipe(
-            Effect.tap((released) => (released ? Effect.logInfo("work lease released") : Effect.void)),
-            Effect.retry(writeRetry),
-            Effect.catchAll((error) => Effect.logWarning("work lease release failed; it will expire instead", error))
+export const makeAttempt = (deps: AttemptDeps) => {
+  const run = (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
+    Effect.zipRight(
+      recordClaim(item),
+      Effect.flatMap(deps.registry.get(item.kind), (handler) => {
+        if (Option.isNone(handler)) {
+          // Unregistered between claim and run: give it back untouched.
+          return Effect.as(Effect.ignoreLogged(retried(deps.leases.release(item))), Option.none<ClaimedItem>())
+        }
+        return Effect.withFiberRuntime<Outcome>((fiber) => {
+          const watched = watch.begin(item, fiber)
+          // `end` is the last step inside `restore`: once it ran, the watcher cannot interrupt this attempt.
+          return restore(
+            Effect.zipLeft(runHandler(handler.value, item, deps.options.workerId), Effect.sync(() => watch.end(watched)))
           )
-        )
-      )
-      return yield* record(deps, item, outcome).pipe(
-        Effect.retry(writeRetry),
-        Effect.tap((written) => report(outcome, written)),
-        Effect.tap((written) => recordOutcome(item.kind, written.recorded)),
-        Effect.map((written) => written.next),
-        Effect.catchAll((error) =>
-          Effect.as(
-            Effect.logError("work outcome could not be recorded; the lease will expire and the item be retried", error),
-            Option.none<ClaimedItem>()
-          )
-        )
-      )
-    }).pipe(
-      Effect.withSpan("work.attempt", {
-        attributes: { kind: item.kind, id: item.id, attempt: item.attempt },
-        captureStackTrace: false
-      }),
-      Effect.annotateLogs({ workId: item.id, workKind: item.kind, workAttempt: item.attempt })
+        }).pipe(Effect.flatMap((outcome) => finish(deps, item, outcome)))
+      })
     )
+  // Kept at every log level: the handler's own log lines carry them too.
+  const annotated = (item: ClaimedItem, restore: Restore, watch: Watch) =>
+    asCurrentAttempt(item, run(item, restore, watch))
+  // The span only when a tracer exports it: the native (default) tracer's spans reach no one.
+  return deps.tracing
+    ? (item: ClaimedItem, restore: Restore, watch: Watch): Effect.Effect<Option.Option<ClaimedItem>> =>
+        Effect.withSpan(annotated(item, restore, watch), "work.attempt", {
+          attributes: { kind: item.kind, id: item.id, attempt: item.attempt },
+          captureStackTrace: false
+        })
+    : annotated
+}

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schedule, Stream } from "effect"
-import { makeAttempt } from "./attempt.js"
+import { Context, DefaultServices, Effect, Layer, Schedule, Stream, Tracer } from "effect"
+import { makeAttempt, makeSettle } from "./attempt.js"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
 import { makeLeases } from "./leases.js"
@@ -27,7 +27,12 @@ const make = (input: WorkEngineOptions | undefined) =>
     const leases = makeLeases(sql, options.workerId, options.leaseDuration)
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
-    const attempt = makeAttempt({ options, leases, outcomes, registry })
+    // Effect's native tracer (the default) keeps spans in memory only: no attempt span then.
+    const tracing = (yield* Effect.tracer) !== Context.get(DefaultServices.liveServices, Tracer.Tracer)
+    const attemptDeps = { options, leases, outcomes, registry, tracing }
+    const attempt = makeAttempt(attemptDeps)
+    const settle = makeSettle(attemptDeps)
+    const clock = yield* Effect.clock
 
     // Wake an idle slot as soon as an item of a kind we run is committed.
     yield* pg.listen(WORK_CHANNEL).pipe(
@@ -65,7 +70,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     // while the others are releasing.
     yield* Effect.all(
       Array.from({ length: options.concurrency }, (_, slot) =>
-        runSlot({ options, leases, registry, wakeup, attempt }).pipe(Effect.annotateLogs({ workSlot: slot }))
+        runSlot({ options, leases, registry, wakeup, clock, attempt, settle }).pipe(Effect.annotateLogs({ workSlot: slot }))
       ),
       { concurrency: "unbounded", discard: true }
     ).pipe(annotate, Effect.interruptible, Effect.forkScoped)

@@ -1,6 +1,6 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect, Option, Schema } from "effect"
+import { Duration, Effect, Either, type Option, Schema } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
 import { recordReaped } from "./metrics.js"
 
@@ -28,29 +28,27 @@ const ClaimedRow = Schema.Struct({
   deadline_at: Schema.DateFromSelf,
   created_at: Schema.DateFromSelf
 })
-const decodeClaimedRow = Schema.decodeUnknown(ClaimedRow)
+// Prepared once; decoding is synchronous (no effect per row).
+const decodeClaimedRow = Schema.decodeUnknownEither(ClaimedRow)
 
 /** Decodes the `claimed` columns of a row; a null `id` means nothing was claimed. */
-export const decodeClaimed = (row: { readonly id?: unknown } | undefined): Effect.Effect<Option.Option<ClaimedItem>> =>
-  row === undefined || row.id === null || row.id === undefined
-    ? Effect.succeedNone
-    : decodeClaimedRow(row).pipe(
-        Effect.orDie,
-        Effect.map(
-          (r): ClaimedItem => ({
-            id: r.id,
-            kind: r.kind,
-            key: r.key,
-            payload: r.payload,
-            attempt: r.attempt_count,
-            scheduledAt: r.next_attempt_at,
-            claimedAt: r.claimed_at,
-            deadlineAt: r.deadline_at,
-            createdAt: r.created_at
-          })
-        ),
-        Effect.asSome
-      )
+export const decodeClaimed = (row: { readonly id?: unknown } | undefined): Effect.Effect<Option.Option<ClaimedItem>> => {
+  if (row === undefined || row.id === null || row.id === undefined) return Effect.succeedNone
+  const decoded = decodeClaimedRow(row)
+  if (Either.isLeft(decoded)) return Effect.die(decoded.left)
+  const r = decoded.right
+  return Effect.succeedSome({
+    id: r.id,
+    kind: r.kind,
+    key: r.key,
+    payload: r.payload,
+    attempt: r.attempt_count,
+    scheduledAt: r.next_attempt_at,
+    claimedAt: r.claimed_at,
+    deadlineAt: r.deadline_at,
+    createdAt: r.created_at
+  })
+}
 
 const REAP_BATCH = 100
 

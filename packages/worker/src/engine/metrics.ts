@@ -34,15 +34,20 @@ const claimLatency = memo((kind) => Metric.taggedWithLabels(SvcMetrics.workClaim
 
 const transition = (kind: string, to: string) => Metric.increment(transitions(`${kind}\u0000${to}`))
 
+/** A claim's two updates, for one kind: built once, applied in one synchronous step. */
+const claims = memo((kind) => {
+  const running = transitions(`${kind}\u0000running`)
+  const latency = claimLatency(kind)
+  // This process sets no fiber metric labels (`Effect.labelMetrics`), so there are no extra tags.
+  return (item: ClaimedItem) =>
+    Effect.sync(() => {
+      running.unsafeUpdate(1, [])
+      latency.unsafeUpdate(Math.max(0, item.claimedAt.getTime() - item.scheduledAt.getTime()) / 1000, [])
+    })
+})
+
 /** A claim: the item went to `running`, after waiting since it was due (both database times). */
-export const recordClaim = (item: ClaimedItem): Effect.Effect<void> =>
-  Effect.zipRight(
-    transition(item.kind, "running"),
-    Metric.update(
-      claimLatency(item.kind),
-      Math.max(0, item.claimedAt.getTime() - item.scheduledAt.getTime()) / 1000
-    )
-  )
+export const recordClaim = (item: ClaimedItem): Effect.Effect<void> => claims(item.kind)(item)
 
 /** An outcome this worker recorded; a fenced one (lease lost) changed nothing. */
 export const recordOutcome = (kind: string, recorded: Recorded | null): Effect.Effect<void> =>

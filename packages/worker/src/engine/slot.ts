@@ -1,16 +1,21 @@
-import { Duration, Effect, Option } from "effect"
+import { Cause, type Clock, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { Restore } from "./attempt.js"
+import { withAttemptLogs } from "./attemptLogs.js"
 import type { WorkHandlersRegistry } from "./handlers.js"
 import type { ClaimedItem, Leases } from "./leases.js"
 import type { ResolvedOptions } from "./options.js"
 import type { Wakeup } from "./wakeup.js"
+import { makeWatch, type Watch, type Watched } from "./watcher.js"
 
 export interface SlotDeps {
   readonly options: ResolvedOptions
   readonly leases: Leases
   readonly registry: WorkHandlersRegistry
   readonly wakeup: Wakeup
-  readonly attempt: (item: ClaimedItem, restore: Restore) => Effect.Effect<Option.Option<ClaimedItem>>
+  readonly clock: Clock.Clock
+  readonly attempt: (item: ClaimedItem, restore: Restore, watch: Watch) => Effect.Effect<Option.Option<ClaimedItem>>
+  /** Records or releases an attempt its runner left unfinished when interrupted. */
+  readonly settle: (watched: Watched) => Effect.Effect<void>
 }
 
 /** The shortest idle wait, for items that are due but being claimed by someone else right now. */
@@ -40,12 +45,12 @@ const idle = (deps: SlotDeps): Effect.Effect<void> =>
   })
 
 /**
- * A worker slot: claims and runs items one at a time until interrupted. The loop is
- * uninterruptible except while idle and while a handler runs, so an interruption (shutdown)
- * never strands a claimed item: a running one has its lease released, and a claim or an outcome
- * being written completes first.
+ * A slot's runner: claims and runs items one at a time until interrupted. The loop is
+ * uninterruptible except while idle and while a handler runs, so an interruption (shutdown, or
+ * the watcher stopping an attempt) never strands a claimed item: a running one has its lease
+ * released or its outcome recorded, and a claim or an outcome being written completes first.
  */
-const loop = (deps: SlotDeps): Effect.Effect<never> =>
+const loop = (deps: SlotDeps, watch: Watch): Effect.Effect<never> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
       let next = Option.none<ClaimedItem>()
@@ -59,15 +64,47 @@ const loop = (deps: SlotDeps): Effect.Effect<never> =>
         }
         // More may be due: let one idle slot look too.
         if ((yield* deps.wakeup.idle) > 0) yield* deps.wakeup.signal(1)
-        next = yield* deps.attempt(next.value, restore)
+        next = yield* deps.attempt(next.value, restore, watch)
       }
     })
   )
 
-/** Runs a slot; a defect (a bug) is logged and the slot starts over instead of dying. */
+/**
+ * Runs a slot: its runner, and beside it the watcher that renews the running attempt's lease and
+ * stops the attempt (by interrupting the runner) when the lease is lost or the deadline reached.
+ * A stopped runner is replaced at once; a defect (a bug) is logged and the runner starts over
+ * after a pause instead of the slot dying. Interrupting the slot interrupts the runner and waits
+ * for it (its lease released).
+ */
 export const runSlot = (deps: SlotDeps): Effect.Effect<never> =>
-  loop(deps).pipe(
-    Effect.catchAllCause((cause) => Effect.logError("work slot failed; restarting it", cause)),
-    Effect.zipRight(Effect.sleep(deps.options.pollInterval)),
-    Effect.forever
-  )
+  Effect.gen(function* () {
+    const watch = yield* makeWatch(deps.leases, deps.options.leaseRenewInterval, deps.clock)
+    const watcher = yield* Effect.fork(Effect.interruptible(watch.run))
+    // The attempt an ended runner left unfinished: settled when the runner was interrupted (by the
+    // watcher or by shutdown); after a defect it is forgotten and its lease expires.
+    const settle = (interrupted: boolean) =>
+      Effect.suspend(() => {
+        const left = watch.settle()
+        return left === null || !interrupted ? Effect.void : deps.settle(left)
+      })
+    return yield* Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.fork(Effect.interruptible(withAttemptLogs(loop(deps, watch)))), (runner) =>
+        restore(Fiber.await(runner)).pipe(
+          Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(runner), settle(true))),
+          Effect.tap((exit) => settle(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)))
+        )
+      )
+    ).pipe(
+      Effect.flatMap((exit) =>
+        // Interrupted by the watcher: the attempt's outcome is recorded; run on.
+        Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)
+          ? Effect.void
+          : Effect.zipRight(
+              Effect.logError("work slot failed; restarting it", exit.cause),
+              Effect.sleep(deps.options.pollInterval)
+            )
+      ),
+      Effect.forever,
+      Effect.ensuring(Fiber.interrupt(watcher))
+    )
+  })
