@@ -11,11 +11,16 @@ export const clusterOf = (state: ClusterState): Compute.Cluster =>
 export const testServiceDevice = Compute.deviceIdentityFromSecret(new Uint8Array(32).fill(7))
 
 /**
- * The Host header a cluster client would send (the Service's DNS name): over the test node's
- * loopback ports the gateway then treats the service as remote, as it is in a cluster, so the
- * device must be approved by the Pod's `pairing` container.
+ * What a cluster client's request carries: the Service's DNS name as Host, and `X-Forwarded-For`
+ * with a Pod address. The pinned gateway takes a loopback connection for local (pairing it
+ * silently) whatever its Host (a non-local Host only logs a warning); through the test node's
+ * trusted loopback proxy (`behindLoopbackProxy` in testNode.ts) the forwarded address makes the
+ * service remote, as it is in a cluster: its device must be approved by the Pod's `pairing` container.
  */
-export const serviceDnsHost = (address: Compute.GatewayAddress) => `${address.service}.${address.namespace}.svc.cluster.local:${address.port}`
+export const clusterClientHeaders = (address: Compute.GatewayAddress): Readonly<Record<string, string>> => ({
+  host: `${address.service}.${address.namespace}.svc.cluster.local:${address.port}`,
+  "x-forwarded-for": "192.0.2.200"
+})
 
 /** This test file's instance: its workers' orphan sweeps leave other files' gateways alone. */
 const scope = `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
@@ -28,7 +33,7 @@ export const kubernetesDriver = (
     deletionWait: Duration.minutes(2),
     scope,
     device: testServiceDevice,
-    rpcHost: serviceDnsHost,
+    rpcHeaders: clusterClientHeaders,
     ...options
   })
 

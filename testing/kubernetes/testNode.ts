@@ -17,7 +17,9 @@
  * Pod's harness gets a free loopback port instead, rewritten consistently in its listen address
  * and in the gateway's `openclaw.json` (the provider base URLs that point at the harness).
  * The `pairing` container (`args: ["gateway-pairing"]`) runs the same way, `svc gateway-pairing`,
- * its gateway address rewritten to the Pod's gateway port (a cluster's 127.0.0.1:18789).
+ * its gateway address rewritten to the Pod's gateway port (a cluster's 127.0.0.1:18789); the
+ * gateway trusts this node's loopback as a proxy (`behindLoopbackProxy`) so that the service's
+ * forwarded requests are remote to it, as they are in a cluster.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -87,6 +89,17 @@ export interface TestNode {
     readonly pairingPid: number | undefined
   }>
   readonly stop: () => Promise<void>
+}
+
+/**
+ * The one change to the gateway's configuration: this node's loopback is a trusted proxy, so a
+ * client sending `X-Forwarded-For` (the tests' driver, `clusterClientHeaders`) is seen as the
+ * remote address it names, as a cluster client is; a plain loopback client (the `pairing`
+ * container) stays local, as it is on the Pod's 127.0.0.1.
+ */
+const behindLoopbackProxy = (config: unknown): unknown => {
+  const document = config as { gateway?: Record<string, unknown> }
+  return { ...document, gateway: { ...document.gateway, trustedProxies: ["127.0.0.1/32"] } }
 }
 
 const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
@@ -172,7 +185,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
         data?: Record<string, string>
       }
       for (const [key, value] of Object.entries(configMap.data ?? {})) {
-        let text = key === "openclaw.json" ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        let text = key === "openclaw.json" ? JSON.stringify(behindLoopbackProxy(paths.deep(JSON.parse(value))), null, 2) : value
         const origin = Compute.harnessOrigin()
         if (harnessPort !== undefined && key === "openclaw.json") text = text.replaceAll(`${origin}/`, `${Compute.harnessOrigin(harnessPort)}/`)
         fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)

@@ -67,8 +67,8 @@ export const deviceIdentityFromSecret = (secretKey: Uint8Array): DeviceIdentity 
 export interface GatewayEndpoint {
   readonly url: string
   readonly token: string
-  /** The Host header to send instead of the URL's (the Service's DNS name, when reached another way). */
-  readonly host?: string | undefined
+  /** Headers of the WebSocket upgrade (tests: what a cluster client's request carries, over loopback). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 export interface SessionOptions {
@@ -119,21 +119,29 @@ export const gatewaySession = (
     const socket = new WebSocket(url.toString(), {
       perMessageDeflate: false,
       followRedirects: false,
-      ...(endpoint.host === undefined ? {} : { headers: { host: endpoint.host } })
+      ...(endpoint.headers === undefined ? {} : { headers: { ...endpoint.headers } })
     })
+    // `connected`: this attempt has resumed; `established`: its connect was accepted (only then
+    // does a loss end the session: a refused attempt's own close must not, as a retry may follow).
     let connected = false
+    let established = false
     const lose = (reason: GatewayRpcError["reason"], detail: string, code?: string) => {
       if (!connected) {
         connected = true
         socket.terminate()
         return resume(Effect.fail(new GatewayRpcError({ reason, sent: false, detail, code })))
       }
+      if (!established) return
       closed ??= new GatewayRpcError({ reason: "closed", sent: false, detail })
       for (const [, answer] of pending) answer(Effect.fail(new GatewayRpcError({ reason: "closed", sent: true, detail })))
       pending.clear()
     }
     socket.on("error", (error) => lose("unreachable", error.message))
-    socket.on("close", (code) => lose("closed", `socket closed (${code})`))
+    // The gateway may close (1008, "pairing required…") before its NOT_PAIRED answer is read.
+    socket.on("close", (code, reason) =>
+      code === 1008 && reason.toString("utf8").startsWith("pairing required")
+        ? lose("refused", `connect refused (NOT_PAIRED: ${reason.toString("utf8")})`, "NOT_PAIRED")
+        : lose("closed", `socket closed (${code})`))
     socket.on("message", (data) => {
       const frame = parseFrame(data)
       if (frame === undefined) return
@@ -155,6 +163,7 @@ export const gatewaySession = (
           return lose("refused", `connect refused (${errorText(frame["error"])})`, code)
         }
         connected = true
+        established = true
         resume(Effect.succeed(socket))
       } else if (frame["type"] === "res" && typeof frame["id"] === "string") {
         const answer = pending.get(frame["id"])

@@ -36,8 +36,8 @@ export interface GatewayOptions {
   readonly device: DeviceIdentity
   /** How long a workspace call waits for the device to be approved (default 20 s). */
   readonly pairingWait?: Duration.DurationInput | undefined
-  /** The Host header of the RPC when it must differ from the resolved URL's (tests: the Service DNS name over loopback). */
-  readonly rpcHost?: ((address: GatewayAddress) => string) | undefined
+  /** Extra headers of the RPC's upgrade request (tests: a cluster client's, so the gateway on loopback sees a remote client). */
+  readonly rpcHeaders?: ((address: GatewayAddress) => Readonly<Record<string, string>>) | undefined
 }
 
 type AgentHalf = Omit<ComputeDriverShape, "id" | "supportsExistingNamespace" | "provisionNamespace" | "teardownNamespace">
@@ -185,7 +185,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       }
       const at = address(workload.namespace, workload.name)
       const url = yield* options.resolver(at)
-      return { url, token, host: options.rpcHost?.(at) }
+      return { url, token, headers: options.rpcHeaders?.(at) }
     })
 
   const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) => endpointOf(ref).pipe(Effect.map(({ token, url }) => ({ url, token })))
