@@ -39,4 +39,20 @@ describe("the service's gateway device", () => {
     expect(Compute.approvable({ requestId: "r4", deviceId: config.deviceId, scopes: ["operator.read"] }, config)).toBe(false)
     expect(Compute.approvable({ requestId: "r5", deviceId: config.deviceId, role: "operator", scopes: ["operator.read", "operator.pairing"] }, config)).toBe(false)
   })
+
+  it("the pairing container: the service's image (harnessImage), its device, the token alone; none without a device", () => {
+    const spec = { namespaceId: "ns_1", agentId: "agt_pair", revisionId: "rev_1", values: {}, env: {} } as unknown as Parameters<typeof Compute.agentManifests>[0]
+    type Pod = { spec: { template: { spec: { containers: Array<{ name: string; image: string; env: ReadonlyArray<unknown>; envFrom?: unknown }> } } } }
+    const containers = (workload: Parameters<typeof Compute.agentManifests>[3]) =>
+      (Compute.agentManifests(spec, "svc-ns", "gateway-token", workload).deployment as unknown as Pod).spec.template.spec.containers
+    const withDevice = containers({ harnessImage: "registry.example.com/svc:1.2.3", serviceDevice: { id: config.deviceId, scopes: ["operator.read"] } })
+    expect(withDevice.map((container) => container.name)).toEqual(["gateway", Compute.PAIRING_CONTAINER])
+    const pairing = withDevice[1]!
+    expect(pairing.image).toBe("registry.example.com/svc:1.2.3")
+    expect(pairing.envFrom).toBeUndefined()
+    expect(pairing.env).toContainEqual({ name: Compute.PairingVariables.deviceId, value: config.deviceId })
+    expect(pairing.env).toContainEqual({ name: Compute.PairingVariables.scopes, value: "operator.read" })
+    expect(JSON.stringify(pairing)).not.toContain("gateway-token")
+    expect(containers({}).map((container) => container.name)).toEqual(["gateway"])
+  })
 })
