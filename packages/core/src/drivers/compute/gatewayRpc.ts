@@ -4,8 +4,8 @@
  * an Ed25519 device key (v3 payload over the gateway token), sends `connect` with the token and
  * the asked scopes, then serves calls over the one connection until its scope closes.
  *
- * The gateway pairs a new device key silently only when the client is local to it (loopback, with a
- * local Host header); from elsewhere it answers `NOT_PAIRED` until the device is approved (on
+ * The gateway pairs a new device key silently only when the client is local to it (a loopback
+ * connection without forwarding headers); from elsewhere it answers `NOT_PAIRED` until the device is approved (on
  * `kubernetes` by the Pod's `pairing` container, for the service's own device only: see
  * docs/decisions/kubernetes.md "Device pairing"). The token only travels in the `connect` frame,
  * never in a header.
