@@ -9,6 +9,7 @@ const commands = {
   worker: ["@svc/worker/main", "run the durable work engine (one replica)"],
   "credential-service": ["@svc/credential-service/main", "run the credential service"],
   harness: ["@svc/worker/harness", "dedicated execution's model credential proxy (the harness container; configured by SVC_HARNESS_*)"],
+  "gateway-pairing": ["@svc/worker/gateway-pairing", "approves the service's device on the Pod's gateway (the pairing container; configured by SVC_PAIRING_*)"],
   "runtime install": [
     "@svc/worker/runtime-install",
     "install the local gateway runtime (pinned Node.js 24 + openclaw) under SVC_RUNTIME_DIR; no-op when present"

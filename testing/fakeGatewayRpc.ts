@@ -13,6 +13,8 @@ export interface FakeGatewayRpc {
   readonly url: string
   /** The methods received after `connect`, in order. */
   readonly received: ReadonlyArray<string>
+  /** How many `connect` requests arrived. */
+  readonly connects: number
   readonly close: () => Promise<void>
 }
 
@@ -24,12 +26,14 @@ export const startFakeGatewayRpc = async (mode: "refuse" | "drop" | "mute"): Pro
   const server = new WebSocketServer({ server: web })
   await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", () => resolve()))
   const received: Array<string> = []
+  let connects = 0
   server.on("connection", (socket) => {
     if (mode === "mute") return
     socket.send(JSON.stringify({ type: "event", event: "connect.challenge", payload: { nonce: "n-1", ts: Date.now() } }))
     socket.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { id: string; method: string }
       if (frame.method === "connect") {
+        connects += 1
         socket.send(JSON.stringify(mode === "refuse"
           ? { type: "res", id: frame.id, ok: false, error: { code: "NOT_PAIRED", message: "pairing required" } }
           : { type: "res", id: frame.id, ok: true, payload: { type: "hello-ok" } }))
@@ -48,6 +52,9 @@ export const startFakeGatewayRpc = async (mode: "refuse" | "drop" | "mute"): Pro
   return {
     url: `http://127.0.0.1:${port}`,
     received,
+    get connects() {
+      return connects
+    },
     close: () => new Promise<void>((resolve) => {
       for (const client of server.clients) client.terminate()
       server.close(() => web.close(() => resolve()))

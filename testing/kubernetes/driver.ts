@@ -7,6 +7,21 @@ import type { ClusterState } from "./cluster.js"
 export const clusterOf = (state: ClusterState): Compute.Cluster =>
   Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: state.kubeconfig, context: "test" }))
 
+/** The tests' service device: derived from a fixed key as production derives it from SVC_SECRET_KEY. */
+export const testServiceDevice = Compute.deviceIdentityFromSecret(new Uint8Array(32).fill(7))
+
+/**
+ * What a cluster client's request carries: the Service's DNS name as Host, and `X-Forwarded-For`
+ * with a Pod address. The pinned gateway takes a loopback connection for local (pairing it
+ * silently) whatever its Host (a non-local Host only logs a warning); through the test node's
+ * trusted loopback proxy (`behindLoopbackProxy` in testNode.ts) the forwarded address makes the
+ * service remote, as it is in a cluster: its device must be approved by the Pod's `pairing` container.
+ */
+export const clusterClientHeaders = (address: Compute.GatewayAddress): Readonly<Record<string, string>> => ({
+  host: `${address.service}.${address.namespace}.svc.cluster.local:${address.port}`,
+  "x-forwarded-for": "192.0.2.200"
+})
+
 /** This test file's instance: its workers' orphan sweeps leave other files' gateways alone. */
 const scope = `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
 
@@ -17,6 +32,8 @@ export const kubernetesDriver = (
   Compute.makeKubernetesComputeFor(clusterOf(state), { kubeconfigPath: state.kubeconfig, context: "test" }, {
     deletionWait: Duration.minutes(2),
     scope,
+    device: testServiceDevice,
+    rpcHeaders: clusterClientHeaders,
     ...options
   })
 

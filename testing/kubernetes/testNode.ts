@@ -16,6 +16,10 @@
  * namespace in a cluster, where the harness listens on the Pod's 127.0.0.1:18790; here every
  * Pod's harness gets a free loopback port instead, rewritten consistently in its listen address
  * and in the gateway's `openclaw.json` (the provider base URLs that point at the harness).
+ * The `pairing` container (`args: ["gateway-pairing"]`) runs the same way, `svc gateway-pairing`,
+ * its gateway address rewritten to the Pod's gateway port (a cluster's 127.0.0.1:18789); the
+ * gateway trusts this node's loopback as a proxy (`behindLoopbackProxy`) so that the service's
+ * forwarded requests are remote to it, as they are in a cluster.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -31,7 +35,7 @@ interface ContainerLike {
   image: string
   command?: Array<string>
   args?: Array<string>
-  env?: Array<{ name: string; value?: string }>
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>
   envFrom?: Array<{ secretRef?: { name: string } }>
   volumeMounts?: Array<{ name: string; mountPath: string }>
 }
@@ -55,6 +59,7 @@ interface Running {
   readonly ip: string
   child: ChildProcess | undefined
   harness: ChildProcess | undefined
+  pairing: ChildProcess | undefined
   ready: boolean
   restarts: number
   readonly startedAt: string
@@ -80,8 +85,21 @@ export interface TestNode {
     readonly ready: boolean
     /** The `harness` container's process, when the Pod has one. */
     readonly harnessPid: number | undefined
+    /** The `pairing` container's process, when the Pod has one. */
+    readonly pairingPid: number | undefined
   }>
   readonly stop: () => Promise<void>
+}
+
+/**
+ * The one change to the gateway's configuration: this node's loopback is a trusted proxy, so a
+ * client sending `X-Forwarded-For` (the tests' driver, `clusterClientHeaders`) is seen as the
+ * remote address it names, as a cluster client is; a plain loopback client (the `pairing`
+ * container) stays local, as it is on the Pod's 127.0.0.1.
+ */
+const behindLoopbackProxy = (config: unknown): unknown => {
+  const document = config as { gateway?: Record<string, unknown> }
+  return { ...document, gateway: { ...document.gateway, trustedProxies: ["127.0.0.1/32"] } }
 }
 
 const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
@@ -152,7 +170,14 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
       }
       for (const [key, value] of Object.entries(secret.data ?? {})) env[key] = Buffer.from(value, "base64").toString("utf8")
     }
-    for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = paths.map(variable.value)
+    for (const variable of container.env ?? []) {
+      if (variable.value !== undefined) env[variable.name] = paths.map(variable.value)
+      const ref = variable.valueFrom?.secretKeyRef
+      if (ref === undefined) continue
+      const secret = (await send({ method: "GET", path: `/api/v1/namespaces/${pod.metadata.namespace}/secrets/${ref.name}` })) as { data?: Record<string, string> }
+      const value = secret.data?.[ref.key]
+      if (value !== undefined) env[variable.name] = Buffer.from(value, "base64").toString("utf8")
+    }
     // The ConfigMap volumes: their keys become files, as the kubelet projects them.
     for (const volume of pod.spec.volumes ?? []) {
       if (volume.configMap === undefined) continue
@@ -160,7 +185,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
         data?: Record<string, string>
       }
       for (const [key, value] of Object.entries(configMap.data ?? {})) {
-        let text = key === "openclaw.json" ? JSON.stringify(paths.deep(JSON.parse(value)), null, 2) : value
+        let text = key === "openclaw.json" ? JSON.stringify(behindLoopbackProxy(paths.deep(JSON.parse(value))), null, 2) : value
         const origin = Compute.harnessOrigin()
         if (harnessPort !== undefined && key === "openclaw.json") text = text.replaceAll(`${origin}/`, `${Compute.harnessOrigin(harnessPort)}/`)
         fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)
@@ -183,27 +208,31 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   }
 
   const isHarness = (container: ContainerLike) => container.args?.[0] === "harness"
+  const isPairing = (container: ContainerLike) => container.args?.[0] === "gateway-pairing"
+  const isSidecar = (container: ContainerLike) => isHarness(container) || isPairing(container)
 
-  /** The `harness` container: `svc harness` with its own environment, on the Pod's harness port. */
-  const launchHarness = async (entry: Running, container: ContainerLike) => {
-    const env = await prepare(entry.pod, container)
-    env[Compute.HarnessVariables.listen] = `127.0.0.1:${entry.harnessPort}`
-    const log = fs.openSync(path.join(options.workDir, `${entry.pod.metadata.name}.harness.log`), "a")
-    entry.harness = spawn(process.execPath, [path.join(repositoryRoot, "scripts/svc.mjs"), "harness"], {
+  /** A container of our image: `svc <args>` with its own environment (`local` overriding it). */
+  const launchSvc = async (entry: Running, container: ContainerLike, local: Record<string, string>) => {
+    const env = { ...(await prepare(entry.pod, container)), ...local }
+    const log = fs.openSync(path.join(options.workDir, `${entry.pod.metadata.name}.${container.name}.log`), "a")
+    const child = spawn(process.execPath, [path.join(repositoryRoot, "scripts/svc.mjs"), ...(container.args ?? [])], {
       cwd: repositoryRoot,
       env,
       detached: true,
       stdio: ["ignore", log, log]
     })
     fs.closeSync(log)
+    return child
   }
 
   const launch = async (entry: Running) => {
     const pod = entry.pod
-    const container = pod.spec.containers.find((candidate) => !isHarness(candidate))!
+    const container = pod.spec.containers.find((candidate) => !isSidecar(candidate))!
     const harness = pod.spec.containers.find(isHarness)
+    const pairing = pod.spec.containers.find(isPairing)
     if (!(await runInit(pod))) return
-    if (harness !== undefined) await launchHarness(entry, harness)
+    if (harness !== undefined) entry.harness = await launchSvc(entry, harness, { [Compute.HarnessVariables.listen]: `127.0.0.1:${entry.harnessPort}` })
+    if (pairing !== undefined) entry.pairing = await launchSvc(entry, pairing, { [Compute.PairingVariables.gateway]: `http://127.0.0.1:${entry.port}` })
     const env = await prepare(pod, container, harness === undefined ? undefined : entry.harnessPort)
     for (const dir of ["HOME", "OPENCLAW_STATE_DIR", "TMPDIR"]) if (env[dir] !== undefined) fs.mkdirSync(env[dir]!, { recursive: true })
     const log = fs.openSync(path.join(options.workDir, `${pod.metadata.name}.log`), "a")
@@ -219,7 +248,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
   }
 
   const kill = (entry: Running) => {
-    for (const child of [entry.child, entry.harness]) {
+    for (const child of [entry.child, entry.harness, entry.pairing]) {
       if (child?.pid !== undefined && child.exitCode === null) {
         try {
           process.kill(-child.pid, "SIGKILL")
@@ -230,6 +259,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     }
     entry.child = undefined
     entry.harness = undefined
+    entry.pairing = undefined
   }
 
   const reportStatus = async (entry: Running) => {
@@ -259,7 +289,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
             imageID: `test-node://${container.image}`,
             ready: entry.ready,
             started: true,
-            restartCount: isHarness(container) ? 0 : entry.restarts,
+            restartCount: isSidecar(container) ? 0 : entry.restarts,
             state: { running: { startedAt: entry.startedAt } }
           }))
         }
@@ -302,6 +332,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
           ip: `192.0.2.${nextIp++}`,
           child: undefined,
           harness: undefined,
+          pairing: undefined,
           ready: false,
           restarts: 0,
           startedAt: now()
@@ -346,7 +377,7 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
     processes: () =>
       new Map([...running.values()].map((entry) => [
         entry.pod.metadata.name,
-        { pid: entry.child?.pid, port: entry.port, ready: entry.ready, harnessPid: entry.harness?.pid }
+        { pid: entry.child?.pid, port: entry.port, ready: entry.ready, harnessPid: entry.harness?.pid, pairingPid: entry.pairing?.pid }
       ])),
     stop: async () => {
       stopped = true

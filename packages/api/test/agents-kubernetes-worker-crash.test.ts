@@ -10,7 +10,7 @@
  * 2. Worker B takes the item over after A's lease, re-applies (server-side apply: the same
  *    objects, the revision's token kept) and activates the revision: `succeeded` once, one
  *    `agent.revision-activated` audit row, one Deployment (same uid and generation: no rollout),
- *    one ReplicaSet, one Pod and one gateway process (the same pid).
+ *    one ReplicaSet, one Pod and one gateway process (the same pid; its pairing container's too).
  * 3. Diagnostics through the API: every check passes; once the Pod's gateway dies, the
  *    Deployment, readiness and model checks say so.
  */
@@ -154,7 +154,9 @@ describe("a worker SIGKILLed mid-deployment on kubernetes", () => {
         expect(after[0]!.status?.availableReplicas).toBe(1)
         expect((yield* replicaSets()).items.map((r) => r.metadata.labels?.["svc/revision-id"])).toEqual([revision.id])
         expect((yield* pods()).items.map((p) => p.metadata.name)).toEqual([podName])
-        expect(yield* gateways()).toEqual([[podName, { pid: gateway.pid, port: gateway.port, ready: true }]])
+        // Its pairing container's process too (the same, never restarted).
+        expect(gateway.pairingPid).toBeTypeOf("number")
+        expect(yield* gateways()).toEqual([[podName, { pid: gateway.pid, port: gateway.port, ready: true, pairingPid: gateway.pairingPid }]])
 
         const exit = yield* Effect.promise(() => workerB.stop("SIGTERM"))
         expect(exit.code).toBe(0)

@@ -120,7 +120,8 @@ describe("kubernetes Agent half with the test node", () => {
         fsGroup: 1000,
         seccompProfile: { type: "RuntimeDefault" }
       })
-      expect(pod.containers).toHaveLength(1)
+      // The gateway, then the `pairing` container (kubernetes-pairing.test.ts asserts it field by field).
+      expect(pod.containers.map((candidate: { name: string }) => candidate.name)).toEqual(["gateway", "pairing"])
       const container = pod.containers[0]
       expect(container.image).toBe("ghcr.io/openclaw/openclaw:2026.9.6")
       expect(container.args).toEqual(["gateway", "run", "--port", "18789", "--bind", "lan"])

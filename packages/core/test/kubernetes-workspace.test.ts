@@ -119,7 +119,7 @@ describe("kubernetes workspace files through the gateway's RPC", () => {
   it.live("unreachable: the resolver refuses, nothing listens, no challenge, the connect is refused, the request is never answered", () =>
     Effect.gen(function* () {
       const through = (resolver: Compute.EndpointResolver) =>
-        kubernetesDriver(state, { resolver, workspaceTimeout: Duration.seconds(5) })
+        kubernetesDriver(state, { resolver, workspaceTimeout: Duration.seconds(5), pairingWait: Duration.seconds(2) })
       const refusing = through(() => Effect.fail(new Compute.ComputeFailure({ code: "GATEWAY_UNREACHABLE", message: "no endpoints", permanent: false })))
       const closedPort = yield* Effect.promise(() => freePort())
       const silent = through(() => Effect.succeed(`http://127.0.0.1:${closedPort}`))
@@ -143,6 +143,8 @@ describe("kubernetes workspace files through the gateway's RPC", () => {
         expect(yield* flip(refusedDriver.readWorkspaceFile(ref, "SOUL.md"))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", false))
         expect(yield* flip(refusedDriver.writeWorkspaceFile(ref, "SOUL.md", bytes("lost")))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", true))
         expect(refused.received).toEqual([])
+        // NOT_PAIRED is asked again while the pairing container may still approve (2 s here).
+        expect(refused.connects).toBeGreaterThan(2)
         // The request was sent and the connection dropped: the outcome is unknown.
         const droppingDriver = through(() => Effect.succeed(dropping.url))
         expect(yield* flip(droppingDriver.writeWorkspaceFile(ref, "SOUL.md", bytes("maybe")))).toMatchObject(failed("WORKSPACE_UNAVAILABLE", false))

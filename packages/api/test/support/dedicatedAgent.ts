@@ -91,7 +91,7 @@ export const expectHarnessOnly = (node: KubernetesTestNode, kns: string, agentId
 
     const deployment = (yield* node.object<PodTemplate>("Deployment", kns, name))!
     const pod = deployment.spec.template.spec
-    expect(pod.containers.map((container) => container.name)).toEqual(["gateway", "harness"])
+    expect(pod.containers.map((container) => container.name)).toEqual(["gateway", "harness", "pairing"])
     const [gateway, harness] = pod.containers as [Container, Container]
     expect(gateway.envFrom).toEqual([{ secretRef: { name } }])
     expect(harness.envFrom).toEqual([{ secretRef: { name: `${name}-harness` } }])
@@ -107,6 +107,10 @@ export const expectHarnessOnly = (node: KubernetesTestNode, kns: string, agentId
     }
     for (const [key, value] of Object.entries(harnessData)) expect(harnessEnv).toContain(`${key}=${value}`)
     expect(harnessEnv.some((entry) => entry.startsWith(`${Compute.TOKEN_VARIABLE}=`))).toBe(false)
+    // The pairing container holds the gateway token alone: no harness credential.
+    const pairingEnv = environOf(processes[0]!.pairingPid)
+    for (const value of secrets) expect(pairingEnv.some((entry) => entry.includes(value))).toBe(false)
+    expect(pairingEnv.some((entry) => entry.startsWith(`${Compute.TOKEN_VARIABLE}=`))).toBe(true)
     return { gateway, harness, pod, gatewayEnv, harnessEnv }
   })
 

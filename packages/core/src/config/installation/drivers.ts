@@ -45,7 +45,8 @@ export const KubernetesCompute = Schema.Struct({
   /**
    * Dedicated execution's `harness` container (the model credential proxy, `svc harness`): an
    * image whose entry point is `svc` (default `ghcr.io/svc/svc:0.1.0`), and its resources
-   * (defaults: 50m/64Mi requested, 500m/256Mi limit).
+   * (defaults: 50m/64Mi requested, 500m/256Mi limit). The same image runs every Agent Pod's
+   * `pairing` container (`svc gateway-pairing`, docs/decisions/kubernetes.md "Device pairing").
    */
   harnessImage: Schema.optionalWith(Identifier, { exact: true }),
   harnessResources: Schema.optionalWith(

@@ -4,12 +4,14 @@
  * an Ed25519 device key (v3 payload over the gateway token), sends `connect` with the token and
  * the asked scopes, then serves calls over the one connection until its scope closes.
  *
- * The gateway pairs a new device key silently only when the client is local to it (loopback);
- * from elsewhere it answers `NOT_PAIRED` until an operator approves the device (see
- * docs/decisions/kubernetes.md). The token only travels in the `connect` frame, never in a header.
+ * The gateway pairs a new device key silently only when the client is local to it (a loopback
+ * connection without forwarding headers); from elsewhere it answers `NOT_PAIRED` until the device is approved (on
+ * `kubernetes` by the Pod's `pairing` container, for the service's own device only: see
+ * docs/decisions/kubernetes.md "Device pairing"). The token only travels in the `connect` frame,
+ * never in a header.
  */
 import { Data, Duration, Effect, type Scope } from "effect"
-import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto"
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, type KeyObject, sign } from "node:crypto"
 import { WebSocket } from "ws"
 
 /** Why a gateway RPC did not produce an answer. `sent`: a request was on the wire (its outcome is unknown). */
@@ -17,6 +19,8 @@ export class GatewayRpcError extends Data.TaggedError("GatewayRpcError")<{
   readonly reason: "unreachable" | "refused" | "closed" | "timeout"
   readonly sent: boolean
   readonly detail: string
+  /** The gateway's error code when it refused the connect (e.g. `NOT_PAIRED`). */
+  readonly code?: string | undefined
 }> {}
 
 /** One answer frame: `ok` with `payload`, or not `ok` with `error`. */
@@ -34,15 +38,37 @@ export interface DeviceIdentity {
   readonly privateKey: KeyObject
 }
 
-export const makeDeviceIdentity = (): DeviceIdentity => {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519")
+const identityOf = (publicKey: KeyObject, privateKey: KeyObject): DeviceIdentity => {
   const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32)
   return { id: createHash("sha256").update(raw).digest("hex"), publicKey: raw.toString("base64url"), privateKey }
+}
+
+export const makeDeviceIdentity = (): DeviceIdentity => {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519")
+  return identityOf(publicKey, privateKey)
+}
+
+/** PKCS#8 DER of an Ed25519 private key, up to its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex")
+/** The HKDF label of the service's gateway device key; changing it re-pairs every gateway. */
+export const SERVICE_DEVICE_LABEL = "svc/gateway-device/v1"
+
+/**
+ * The service's stable device identity: an Ed25519 key whose seed is HKDF-SHA256 of `secretKey`
+ * (`SVC_SECRET_KEY`, which every API and worker process of an Installation holds) under a fixed
+ * label, so all of them are one device to the gateways. The id and public key are not secret.
+ */
+export const deviceIdentityFromSecret = (secretKey: Uint8Array): DeviceIdentity => {
+  const seed = Buffer.from(hkdfSync("sha256", secretKey, Buffer.alloc(0), SERVICE_DEVICE_LABEL, 32))
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: "der", type: "pkcs8" })
+  return identityOf(createPublicKey(privateKey), privateKey)
 }
 
 export interface GatewayEndpoint {
   readonly url: string
   readonly token: string
+  /** Headers of the WebSocket upgrade (tests: what a cluster client's request carries, over loopback). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 export interface SessionOptions {
@@ -90,20 +116,32 @@ export const gatewaySession = (
   const connect = Effect.async<WebSocket, GatewayRpcError>((resume) => {
     const url = new URL(endpoint.url)
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:"
-    const socket = new WebSocket(url.toString(), { perMessageDeflate: false, followRedirects: false })
+    const socket = new WebSocket(url.toString(), {
+      perMessageDeflate: false,
+      followRedirects: false,
+      ...(endpoint.headers === undefined ? {} : { headers: { ...endpoint.headers } })
+    })
+    // `connected`: this attempt has resumed; `established`: its connect was accepted (only then
+    // does a loss end the session: a refused attempt's own close must not, as a retry may follow).
     let connected = false
-    const lose = (reason: GatewayRpcError["reason"], detail: string) => {
+    let established = false
+    const lose = (reason: GatewayRpcError["reason"], detail: string, code?: string) => {
       if (!connected) {
         connected = true
         socket.terminate()
-        return resume(Effect.fail(new GatewayRpcError({ reason, sent: false, detail })))
+        return resume(Effect.fail(new GatewayRpcError({ reason, sent: false, detail, code })))
       }
+      if (!established) return
       closed ??= new GatewayRpcError({ reason: "closed", sent: false, detail })
       for (const [, answer] of pending) answer(Effect.fail(new GatewayRpcError({ reason: "closed", sent: true, detail })))
       pending.clear()
     }
     socket.on("error", (error) => lose("unreachable", error.message))
-    socket.on("close", (code) => lose("closed", `socket closed (${code})`))
+    // The gateway may close (1008, "pairing required…") before its NOT_PAIRED answer is read.
+    socket.on("close", (code, reason) =>
+      code === 1008 && reason.toString("utf8").startsWith("pairing required")
+        ? lose("refused", `connect refused (NOT_PAIRED: ${reason.toString("utf8")})`, "NOT_PAIRED")
+        : lose("closed", `socket closed (${code})`))
     socket.on("message", (data) => {
       const frame = parseFrame(data)
       if (frame === undefined) return
@@ -120,8 +158,12 @@ export const gatewaySession = (
           }
         }))
       } else if (frame["type"] === "res" && frame["id"] === "connect" && !connected) {
-        if (frame["ok"] !== true) return lose("refused", `connect refused (${errorText(frame["error"])})`)
+        if (frame["ok"] !== true) {
+          const code = isRecord(frame["error"]) && typeof frame["error"]["code"] === "string" ? frame["error"]["code"] : undefined
+          return lose("refused", `connect refused (${errorText(frame["error"])})`, code)
+        }
         connected = true
+        established = true
         resume(Effect.succeed(socket))
       } else if (frame["type"] === "res" && typeof frame["id"] === "string") {
         const answer = pending.get(frame["id"])

@@ -5,6 +5,7 @@ export { layerFromConfiguration, supportsExistingNamespace } from "./select.js"
 export { metered, meteredCompute } from "./metered.js"
 export {
   type DeviceIdentity,
+  deviceIdentityFromSecret,
   type GatewayEndpoint,
   GatewayRpcError,
   type GatewaySession,
@@ -24,6 +25,8 @@ export { type Cluster, KubernetesCodes, loadKubeConfig, makeCluster } from "./ku
 export { type EndpointResolver, type GatewayAddress, serviceDnsResolver } from "./kubernetes/endpoints.js"
 export { apiServerProxyResolver, type ServiceProxyResolver, serviceProxyPath } from "./kubernetes/serviceProxy.js"
 export { agentManifests, podEnvironment, renderPodGatewayConfig, TOKEN_VARIABLE } from "./kubernetes/agentObjects.js"
+export { approvable, approvePending, type PairingConfig, pairingConfig, PairingVariables, runApprover, SERVICE_DEVICE_SCOPES } from "./pairing.js"
+export { PAIRING_CONTAINER, PAIRING_UID, pairingContainer, type ServiceDevice } from "./kubernetes/pairingObjects.js"
 export { agentObjectName, GATEWAY_PORT, kubernetesNamespace, LABELS } from "./kubernetes/names.js"
 export { CONTROL_PLANE_LABEL, NAMESPACE_OBJECTS, PRIVATE_RANGES } from "./kubernetes/namespaceObjects.js"
 export {

@@ -8,6 +8,7 @@
 import { Effect, Layer } from "effect"
 import type { KubernetesCompute } from "../../config/index.js"
 import { ComputeDriver, type ComputeDriverShape } from "./driver.js"
+import { makeDeviceIdentity } from "./gatewayRpc.js"
 import { type Cluster, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
 import { type EndpointResolver, serviceDnsResolver } from "./kubernetes/endpoints.js"
 import { apiServerProxyResolver } from "./kubernetes/serviceProxy.js"
@@ -46,7 +47,9 @@ export const makeKubernetesComputeFor = (
   ...makeKubernetesGateways(cluster, {
     ...options,
     settings: { ...settings, scope: options.scope ?? settings.scope },
-    resolver: options.resolver ?? defaultResolver(cluster, settings)
+    resolver: options.resolver ?? defaultResolver(cluster, settings),
+    // Without the service's key (development without SVC_SECRET_KEY): a key of this process only.
+    device: options.device ?? makeDeviceIdentity()
   })
 })
 

@@ -1,5 +1,6 @@
-import { Effect, Layer } from "effect"
-import { InstallationConfiguration, type ProcessConfiguration } from "../../config/index.js"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { InstallationConfiguration, ProcessConfiguration } from "../../config/index.js"
+import { deviceIdentityFromSecret } from "./gatewayRpc.js"
 import type { ComputeDriver } from "./driver.js"
 import { layerKubernetes } from "./kubernetes.js"
 import { layerLocalFromProcess } from "./local.js"
@@ -7,7 +8,8 @@ import { metered } from "./metered.js"
 
 /**
  * The Compute Driver the Installation configuration selects (`drivers.compute`): `local`, or
- * `kubernetes` over the configured kubeconfig or in-cluster credentials.
+ * `kubernetes` over the configured kubeconfig or in-cluster credentials, its gateway device key
+ * derived from `SVC_SECRET_KEY` (docs/decisions/kubernetes.md "Device pairing").
  * Gateway starts are counted for the metrics endpoints (`metered.ts`).
  */
 export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, InstallationConfiguration | ProcessConfiguration> =
@@ -20,7 +22,9 @@ export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, Installat
           return metered(layerLocalFromProcess)
         case "kubernetes": {
           const { id: _id, ...settings } = selected
-          return metered(layerKubernetes(settings))
+          // Every API and worker process holds SVC_SECRET_KEY: one device for the gateways.
+          const device = Option.getOrUndefined(Option.map((yield* ProcessConfiguration).secretKey, (key) => deviceIdentityFromSecret(Redacted.value(key))))
+          return metered(layerKubernetes(settings, { device }))
         }
       }
     })

@@ -16,6 +16,7 @@ import { RuntimeVersions } from "../local/runtime.js"
 import { workspaceFile } from "../local/workspaceFiles.js"
 import { harnessParts, type HarnessWorkload } from "./harnessObjects.js"
 import { agentLabels, agentObjectName, GATEWAY_PORT, LABELS, revisionLabels } from "./names.js"
+import { pairingContainer, type ServiceDevice } from "./pairingObjects.js"
 
 /** Where the Pod keeps its state; the PVC is mounted here. */
 export const DATA_DIR = "/data"
@@ -43,6 +44,8 @@ export interface GatewayWorkload {
   /** Dedicated execution's harness container (`harnessObjects.ts`). */
   readonly harnessImage?: string | undefined
   readonly harnessResources?: HarnessWorkload["resources"]
+  /** The service's device, approved by the Pod's `pairing` container (`pairingObjects.ts`); none: no container. */
+  readonly serviceDevice?: ServiceDevice | undefined
 }
 
 export const defaultImage = `ghcr.io/openclaw/openclaw:${RuntimeVersions.openclaw}`
@@ -222,7 +225,8 @@ export const agentManifests = (
                 { name: "data", mountPath: DATA_DIR },
                 { name: "tmp", mountPath: "/tmp" }
               ]
-            }, ...(harness === undefined ? [] : [harness.container])],
+            }, ...(harness === undefined ? [] : [harness.container]),
+            ...(workload.serviceDevice === undefined ? [] : [pairingContainer(name, TOKEN_VARIABLE, workload.serviceDevice, workload.harnessImage)])],
             volumes: [
               { name: "config", configMap: { name } },
               { name: "data", persistentVolumeClaim: { claimName: name } },

@@ -17,7 +17,9 @@ import { agentManifests, filesObjectName, type GatewayWorkload, TOKEN_VARIABLE }
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import { HarnessVariables } from "../harness.js"
 import { harnessObjectName } from "./harnessObjects.js"
-import type { EndpointResolver } from "./endpoints.js"
+import type { DeviceIdentity } from "../gatewayRpc.js"
+import { SERVICE_DEVICE_SCOPES } from "../pairing.js"
+import type { EndpointResolver, GatewayAddress } from "./endpoints.js"
 import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
 import { makeWorkspaceFiles } from "./workspaceFiles.js"
 import { agentPods, isAvailable, objectRef, readWorkload, requireNamespace, runsRevision, tokenFor } from "./workload.js"
@@ -30,6 +32,12 @@ export interface GatewayOptions {
   readonly probeTimeout?: Duration.DurationInput | undefined
   /** The longest a workspace file call waits to connect, and then for its answer (default 15 s, 30 s). */
   readonly workspaceTimeout?: Duration.DurationInput | undefined
+  /** The service's device key for the gateways' RPC (`deviceIdentityFromSecret`); the Pods' `pairing` containers approve its id. */
+  readonly device: DeviceIdentity
+  /** How long a workspace call waits for the device to be approved (default 20 s). */
+  readonly pairingWait?: Duration.DurationInput | undefined
+  /** Extra headers of the RPC's upgrade request (tests: a cluster client's, so the gateway on loopback sees a remote client). */
+  readonly rpcHeaders?: ((address: GatewayAddress) => Readonly<Record<string, string>>) | undefined
 }
 
 type AgentHalf = Omit<ComputeDriverShape, "id" | "supportsExistingNamespace" | "provisionNamespace" | "teardownNamespace">
@@ -37,6 +45,7 @@ type AgentHalf = Omit<ComputeDriverShape, "id" | "supportsExistingNamespace" | "
 const notReady = failure(KubernetesCodes.GATEWAY_START_TIMEOUT, "The gateway did not become ready in time.", false)
 
 export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions): AgentHalf => {
+  const workload = { ...options.settings, serviceDevice: { id: options.device.id, scopes: SERVICE_DEVICE_SCOPES } }
   const readinessTimeout = options.readinessTimeout ?? Duration.minutes(10)
   const address = (namespace: string, name: string) => ({ namespace, service: name, port: GATEWAY_PORT })
 
@@ -103,7 +112,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const namespace = yield* requireNamespace(cluster, spec.namespaceId)
       const name = agentObjectName(spec.agentId)
       const token = (yield* readToken(namespace, name, spec.revisionId)) ?? randomBytes(32).toString("base64url")
-      const manifests = agentManifests(spec, namespace, token, options.settings)
+      const manifests = agentManifests(spec, namespace, token, workload)
       // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMaps.
       const inputs = [manifests.files, manifests.secret, manifests.harnessSecret, manifests.configMap, manifests.volume, manifests.service]
       for (const object of [...inputs, manifests.deployment]) if (object !== undefined) yield* cluster.apply(object)
@@ -166,7 +175,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       ]
     })
 
-  const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) =>
+  const endpointOf = (ref: GatewayRef) =>
     Effect.gen(function* () {
       const workload = yield* readWorkload(cluster, ref)
       const token = workload === undefined ? undefined : yield* readToken(workload.namespace, workload.name, ref.revisionId)
@@ -174,9 +183,12 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
         (workload.deployment.spec?.replicas ?? 0) === 0 || token === undefined) {
         return yield* failure(KubernetesCodes.GATEWAY_NOT_RUNNING, "No gateway runs this revision.", false)
       }
-      const url = yield* options.resolver(address(workload.namespace, workload.name))
-      return { url, token }
+      const at = address(workload.namespace, workload.name)
+      const url = yield* options.resolver(at)
+      return { url, token, headers: options.rpcHeaders?.(at) }
     })
+
+  const privateEndpoint: AgentHalf["privateEndpoint"] = (ref) => endpointOf(ref).pipe(Effect.map(({ token, url }) => ({ url, token })))
 
   const scoped = options.settings.scope === undefined ? "" : `,${LABELS.scope}=${options.settings.scope}`
   // Only this instance's gateways: another service sharing the cluster keeps its own.
@@ -199,7 +211,12 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
     deleteGateway,
     gatewayHealth,
     diagnostics,
-    ...makeWorkspaceFiles(privateEndpoint, { connectTimeout: options.workspaceTimeout, callTimeout: options.workspaceTimeout }),
+    ...makeWorkspaceFiles(endpointOf, {
+      device: options.device,
+      pairingWait: options.pairingWait,
+      connectTimeout: options.workspaceTimeout,
+      callTimeout: options.workspaceTimeout
+    }),
     privateEndpoint,
     liveGateways
   }

@@ -8,16 +8,23 @@
  * A write that fails before its request reached the gateway is a known outcome (`permanent`: the
  * API answers 503 DEPENDENCY_UNAVAILABLE); one whose request was sent and never answered is not
  * (the API answers 503 UNKNOWN_OUTCOME).
+ *
+ * The client is the service's stable device (`deviceIdentityFromSecret`). A gateway that answers
+ * `NOT_PAIRED` (the device's request waits for the Pod's `pairing` container) is asked again every
+ * half second for `pairingWait`; still unpaired, the call is `WORKSPACE_UNAVAILABLE` (503).
  */
-import { type Duration, Effect } from "effect"
-import type { ComputeDriverShape, ComputeError, ComputeFailure, GatewayRef, PrivateEndpoint } from "../driver.js"
-import { type DeviceIdentity, type GatewayRpcError, gatewaySession, makeDeviceIdentity, type RpcAnswer } from "../gatewayRpc.js"
+import { Duration, Effect, Schedule } from "effect"
+import type { ComputeDriverShape, ComputeError, ComputeFailure, GatewayRef } from "../driver.js"
+import { type DeviceIdentity, type GatewayEndpoint, type GatewayRpcError, gatewaySession, type RpcAnswer } from "../gatewayRpc.js"
 import { workspaceFile } from "../local/workspaceFiles.js"
 import { failure, KubernetesCodes } from "./client.js"
 
 type WorkspaceAccess = Pick<ComputeDriverShape, "readWorkspaceFile" | "writeWorkspaceFile">
 
 export interface WorkspaceRpcOptions {
+  readonly device: DeviceIdentity
+  /** How long a `NOT_PAIRED` gateway is asked again (default 20 s). */
+  readonly pairingWait?: Duration.DurationInput | undefined
   readonly connectTimeout?: Duration.DurationInput | undefined
   readonly callTimeout?: Duration.DurationInput | undefined
 }
@@ -50,11 +57,11 @@ const refusesFile = (answer: RpcAnswer) =>
   answer.error?.code === "INVALID_REQUEST" && /^(unsupported file|unsafe workspace file) /.test(answer.error.message ?? "")
 
 export const makeWorkspaceFiles = (
-  endpointOf: (ref: GatewayRef) => Effect.Effect<PrivateEndpoint, ComputeError>,
-  options: WorkspaceRpcOptions = {}
+  endpointOf: (ref: GatewayRef) => Effect.Effect<GatewayEndpoint, ComputeError>,
+  options: WorkspaceRpcOptions
 ): WorkspaceAccess => {
-  // One device key per driver: the gateway pairs it once (silently from loopback).
-  const device: DeviceIdentity = makeDeviceIdentity()
+  const { device } = options
+  const untilPaired = Schedule.spaced(Duration.millis(500)).pipe(Schedule.upTo(options.pairingWait ?? Duration.seconds(20)))
 
   const logged = (operation: string, ref: GatewayRef, detail: string) =>
     Effect.logWarning("kubernetes compute: workspace call failed", { operation, agentId: ref.agentId, revisionId: ref.revisionId, detail })
@@ -68,7 +75,9 @@ export const makeWorkspaceFiles = (
     Effect.scoped(
       Effect.gen(function* () {
         const endpoint = yield* endpointOf(ref).pipe(Effect.catchTag("ComputeNotImplemented", () => Effect.fail(unavailable(true))))
-        const session = yield* gatewaySession(endpoint, { scopes, device, connectTimeout: options.connectTimeout, callTimeout: options.callTimeout })
+        const session = yield* gatewaySession(endpoint, { scopes, device, connectTimeout: options.connectTimeout, callTimeout: options.callTimeout }).pipe(
+          Effect.retry({ schedule: untilPaired, while: (error) => error.code === "NOT_PAIRED" })
+        )
         const listed = yield* session.call("agents.list", {})
         const agentId = listed.ok && isRecord(listed.payload) ? listed.payload["defaultId"] : undefined
         if (typeof agentId !== "string") {
