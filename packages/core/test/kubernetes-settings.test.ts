@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { decodeInstallationConfig, defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
-import { Effect, Either, Exit, Layer } from "effect"
+import { Effect, Either, Exit, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -42,7 +42,7 @@ const full = {
 const selected = (compute: Record<string, unknown>) =>
   Compute.layerFromConfiguration.pipe(
     Layer.provide(Layer.succeed(InstallationConfiguration, { ...defaultInstallationConfig, drivers: { ...defaultInstallationConfig.drivers, compute } } as never)),
-    Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir: os.tmpdir(), runtimeDir: os.tmpdir() } as unknown as LoadedProcessConfig))
+    Layer.provide(Layer.succeed(ProcessConfiguration, { dataDir: os.tmpdir(), runtimeDir: os.tmpdir(), secretKey: Option.none() } as unknown as LoadedProcessConfig))
   )
 
 describe("kubernetes Compute settings", () => {
