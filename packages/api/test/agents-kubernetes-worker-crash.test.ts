@@ -181,9 +181,10 @@ describe("a worker SIGKILLed mid-deployment on kubernetes", () => {
         process.kill(-gateway.pid!, "SIGKILL")
         const failed = yield* until(
           diagnostics(),
-          (r) => r.body.data?.checks?.[0]?.state === "failed",
+          // The test node records the container's restart a moment after the Deployment loses its replica.
+          (r) => r.body.data?.checks?.[0]?.state === "failed" && r.body.data?.checks?.[2]?.state === "unknown",
           60,
-          "the Deployment no longer Available"
+          "the Deployment no longer Available and the restart recorded"
         )
         expect(expectData(failed, 200).checks).toEqual([
           { component: "deployment", check: "available", state: "failed", ...checked, code: "DEPLOYMENT_AVAILABLE" },
