@@ -29,15 +29,17 @@ export const FILES_DIR = "/etc/svc-files"
 export const FILES_KEY = "files.json"
 const GATEWAY_UID = 1000
 
+/** A container's requests and limits, as operators configure them. */
+export interface ContainerResources {
+  readonly cpuRequest?: string | undefined
+  readonly memoryRequest?: string | undefined
+  readonly cpuLimit?: string | undefined
+  readonly memoryLimit?: string | undefined
+}
+
 export interface GatewayWorkload {
   readonly image?: string | undefined
-  readonly resources?: {
-    readonly cpuRequest?: string | undefined
-    readonly memoryRequest?: string | undefined
-    readonly cpuLimit?: string | undefined
-    readonly memoryLimit?: string | undefined
-    readonly storage?: string | undefined
-  } | undefined
+  readonly resources?: (ContainerResources & { readonly storage?: string | undefined }) | undefined
   readonly storageClassName?: string | undefined
   /** Labels the Deployment with its owner (`LABELS.scope`) when set. */
   readonly scope?: string | undefined

@@ -8,17 +8,13 @@
  */
 import type { KubernetesObject, V1Container } from "@kubernetes/client-node"
 import type { GatewaySpec } from "../driver.js"
+import type { ContainerResources } from "./agentObjects.js"
 import { HARNESS_HOST, HARNESS_PORT, harnessSecretData, HarnessVariables, renderHarnessValues } from "../harness.js"
 
 export interface HarnessWorkload {
   /** The image whose entry point is `svc` (the service's own); default `defaultHarnessImage`. */
   readonly image?: string | undefined
-  readonly resources?: {
-    readonly cpuRequest?: string | undefined
-    readonly memoryRequest?: string | undefined
-    readonly cpuLimit?: string | undefined
-    readonly memoryLimit?: string | undefined
-  } | undefined
+  readonly resources?: ContainerResources | undefined
 }
 
 /** The service's own image; operators set `harnessImage` to the image they run `svc` from. */
