@@ -1,4 +1,4 @@
-import type { SqlClient, Statement } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, Either, type Option, Schema } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
@@ -53,13 +53,17 @@ export const decodeClaimed = (row: { readonly id?: unknown } | undefined): Effec
 const REAP_BATCH = 100
 
 export interface Leases {
-  /**
-   * The CTEs `due` and `claimed` that claim the oldest due item of one of `kinds`, skipping
-   * items other workers are claiming; for statements that do more in the same round trip.
-   */
-  readonly claimCtes: (kinds: ReadonlyArray<string>) => Statement.Fragment
   /** Claims the oldest due item of one of `kinds`. */
   readonly claim: (kinds: ReadonlyArray<string>) => Effect.Effect<Option.Option<ClaimedItem>, SqlError>
+  /**
+   * Records `item`'s success and claims the oldest due item of `kinds`, in one statement: a busy
+   * worker makes one round trip per item. `succeeded` is false when this worker no longer held
+   * the item's lease (fenced: nothing recorded).
+   */
+  readonly succeedAndClaim: (
+    item: ClaimedItem,
+    kinds: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly succeeded: boolean; readonly next: Option.Option<ClaimedItem> }, SqlError>
   /** Extends the lease; false when this worker no longer holds it. */
   readonly renew: (item: ClaimedItem) => Effect.Effect<boolean, SqlError>
   /** Gives the item back (shutdown): queued again, the attempt withdrawn, nothing recorded. */
@@ -81,29 +85,24 @@ export const makeLeases = (
   const fence = (item: ClaimedItem) =>
     sql`id = ${item.id} AND state = 'running' AND lease_owner = ${workerId} AND attempt_count = ${item.attempt}`
 
-  const claimCtes = (kinds: ReadonlyArray<string>) =>
-    sql`
-      due AS (
-        SELECT id FROM work_items
-        WHERE state = 'queued' AND next_attempt_at <= now() AND deadline_at > now()
-          AND kind IN ${sql.in(kinds)}
-        ORDER BY next_attempt_at
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
-      ),
-      claimed AS (
-        UPDATE work_items AS w
-        SET state = 'running', lease_owner = ${workerId},
-            lease_expires_at = now() + make_interval(secs => ${leaseSeconds}),
-            attempt_count = w.attempt_count + 1, updated_at = now()
-        FROM due WHERE w.id = due.id
-        RETURNING w.id, w.kind, w.key, w.payload, w.attempt_count, w.next_attempt_at, w.deadline_at,
-                  w.created_at, now() AS claimed_at
+  // `work_claim` (migration 0019): a function, so its statements are planned once per connection
+  // instead of on every claim. With an item, it first records that attempt's success (fenced).
+  const callClaim = (kinds: ReadonlyArray<string>, succeeded: ClaimedItem | null) =>
+    sql<{ readonly finished: boolean | null; readonly id: string | null }>`
+      SELECT * FROM work_claim(
+        ${workerId}, ${kinds}::text[], ${leaseSeconds}, 1,
+        ${succeeded === null ? null : succeeded.id}, ${succeeded === null ? null : succeeded.attempt},
+        ${WorkCodes.SUCCEEDED}, ${WorkMessages.SUCCEEDED}
       )
     `
 
   const claim = (kinds: ReadonlyArray<string>) =>
-    sql`WITH ${claimCtes(kinds)} SELECT * FROM claimed`.pipe(Effect.flatMap((rows) => decodeClaimed(rows[0])))
+    Effect.flatMap(callClaim(kinds, null), (rows) => decodeClaimed(rows[0]))
+
+  const succeedAndClaim = (item: ClaimedItem, kinds: ReadonlyArray<string>) =>
+    Effect.flatMap(callClaim(kinds, item), (rows) =>
+      Effect.map(decodeClaimed(rows[0]), (next) => ({ succeeded: rows[0]?.finished === true, next }))
+    )
 
   const renew = (item: ClaimedItem) =>
     sql`
@@ -175,8 +174,8 @@ export const makeLeases = (
     }).pipe(Effect.map((state) => state.total))
 
   return {
-    claimCtes,
     claim,
+    succeedAndClaim,
     renew,
     release,
     reapExpired: drain(reapExpired),

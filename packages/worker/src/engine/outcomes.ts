@@ -2,7 +2,7 @@ import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect, type Option } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
-import { type ClaimedItem, decodeClaimed, type Leases } from "./leases.js"
+import type { ClaimedItem, Leases } from "./leases.js"
 import type { WorkState } from "@svc/core/work"
 
 /** What a recorded outcome did; `fenced` when this worker no longer held the lease. */
@@ -45,31 +45,29 @@ export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string, leases:
   const fence = (item: ClaimedItem) =>
     sql`w.id = ${item.id} AND w.state = 'running' AND w.lease_owner = ${workerId} AND w.attempt_count = ${item.attempt}`
 
-  const succeeded = (item: ClaimedItem) => sql<{ readonly state: WorkState }>`
-    UPDATE work_items AS w
-    SET state = 'succeeded', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-        last_attempt_at = now(), last_attempt_code = ${WorkCodes.SUCCEEDED},
-        last_attempt_message = ${WorkMessages.SUCCEEDED}, updated_at = now()
-    WHERE ${fence(item)}
-    RETURNING w.state
-  `
+  /** Ends the attempt for good: `succeeded` or `failed`, with the attempt's code and message. */
+  const end = (
+    item: ClaimedItem,
+    state: "succeeded" | "failed",
+    attempt: { readonly code: string; readonly message: string }
+  ) =>
+    sql<{ readonly state: WorkState }>`
+      UPDATE work_items AS w
+      SET state = ${state}, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+          last_attempt_at = now(), last_attempt_code = ${attempt.code},
+          last_attempt_message = ${attempt.message}, updated_at = now()
+      WHERE ${fence(item)}
+      RETURNING w.state
+    `.pipe(Effect.map(recorded))
 
-  const succeed = (item: ClaimedItem) => succeeded(item).pipe(Effect.map(recorded))
+  const succeed = (item: ClaimedItem) =>
+    end(item, "succeeded", { code: WorkCodes.SUCCEEDED, message: WorkMessages.SUCCEEDED })
 
-  // The claim's snapshot still sees the finished item as running, so it cannot claim it again.
   const succeedAndClaim = (item: ClaimedItem, kinds: ReadonlyArray<string>) =>
-    sql<{ readonly finished: number; readonly id: string | null }>`
-      WITH finished AS (${succeeded(item)}), ${leases.claimCtes(kinds)}
-      SELECT (SELECT count(*) FROM finished)::int AS finished, claimed.*
-      FROM (SELECT 1) AS one LEFT JOIN claimed ON true
-    `.pipe(
-      Effect.flatMap((rows) =>
-        Effect.map(decodeClaimed(rows[0]), (next) => ({
-          recorded: recorded(rows[0]!.finished > 0 ? [{ state: "succeeded" }] : []),
-          next
-        }))
-      )
-    )
+    Effect.map(leases.succeedAndClaim(item, kinds), ({ next, succeeded }) => ({
+      recorded: recorded(succeeded ? [{ state: "succeeded" }] : []),
+      next
+    }))
 
   const retry = (
     item: ClaimedItem,
@@ -94,14 +92,7 @@ export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string, leases:
     `.pipe(Effect.map(recorded))
 
   const fail = (item: ClaimedItem, failure: { readonly code: string; readonly message: string }) =>
-    sql<{ readonly state: WorkState }>`
-      UPDATE work_items AS w
-      SET state = 'failed', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-          last_attempt_at = now(), last_attempt_code = ${failure.code},
-          last_attempt_message = ${failure.message}, updated_at = now()
-      WHERE ${fence(item)}
-      RETURNING w.state
-    `.pipe(Effect.map(recorded))
+    end(item, "failed", failure)
 
   return { succeed, succeedAndClaim, retry, fail }
 }
