@@ -30,12 +30,7 @@ const ns = () => Compute.kubernetesNamespace(namespace)
 beforeAll(async () => {
   state = await sharedCluster()
   cluster = clusterOf(state)
-  driver = Compute.makeKubernetesComputeFor(cluster, { kubeconfigPath: state.kubeconfig, context: "test", repositoryListenerUrl: LISTENER }, {
-    deletionWait: Duration.minutes(2),
-    readinessTimeout: Duration.seconds(2),
-    scope: "test-repositories",
-    device: Compute.deviceIdentityFromSecret(new Uint8Array(32).fill(7))
-  })
+  driver = kubernetesDriver(state, { readinessTimeout: Duration.seconds(2), scope: "test-repositories" }, { repositoryListenerUrl: LISTENER })
   clients = driver.repositoryClients!
   await Effect.runPromise(driver.provisionNamespace(namespace))
 }, 20 * 60_000)
