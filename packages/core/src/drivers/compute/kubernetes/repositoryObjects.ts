@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto"
 import type { KubernetesObject, V1Container, V1Secret, V1Volume } from "@kubernetes/client-node"
 import type { GatewayRef } from "../driver.js"
-import { gitConfig, hostsYaml } from "../local/repositoryClients.js"
+import { gitConfig, helperScript, hostsYaml } from "../local/repositoryClients.js"
 import { agentObjectName, LABELS, MANAGED_BY, revisionLabels } from "./names.js"
 
 export const REPOSITORIES_DIR = "/etc/svc-repositories"
@@ -36,24 +36,11 @@ export const repositoriesSelector = (agentId: string): string =>
 /** `owner/name` as a data key: `bearer_owner_name` (an owner has no `_`, so this is one-to-one). */
 export const bearerKey = (repository: string): string => `bearer_${repository.replace("/", "_")}`
 
-const helperScript = `#!/bin/sh
-# Git credential helper written by the service: the bearer of the repository Git asks about.
-test "$1" = get || exit 0
-path=
-while IFS= read -r line; do
-  case "$line" in path=*) path=\${line#path=} ;; esac
-done
-path=\${path#/}
-path=\${path%/}
-path=\${path%.git}
-name=$(printf '%s' "$path" | tr 'A-Z/' 'a-z_')
-file="$(dirname "$0")/bearer_$name"
-test -f "$file" || exit 0
-printf 'username=x-access-token\\npassword=%s\\n' "$(cat "$file")"
-`
+/** The helper finds the bearers beside itself. */
+const helper = helperScript(`"$(dirname "$0")/bearer_"`, "_")
 
 /** The helper beside the `gitconfig` Git reads (`GIT_CONFIG_GLOBAL`), run by `sh` (the files are not executable). */
-const HELPER = `"!sh \\"$(dirname \\"$GIT_CONFIG_GLOBAL\\")/credential-helper\\""`
+const HELPER_COMMAND = `"!sh \\"$(dirname \\"$GIT_CONFIG_GLOBAL\\")/credential-helper\\""`
 
 export interface RepositoryMaterial {
   /** `owner/name` → session id. */
@@ -75,8 +62,8 @@ export const repositoriesSecret = (
   // The CLI keeps one token per host: the first repository's (by name) serves it.
   const first = material.bearers[names[0] ?? ""] ?? ""
   const data: Record<string, string> = {
-    gitconfig: base64(gitConfig(material.listener.origin, HELPER)),
-    "credential-helper": base64(helperScript),
+    gitconfig: base64(gitConfig(material.listener.origin, HELPER_COMMAND)),
+    "credential-helper": base64(helper),
     "hosts.yml": base64(hostsYaml(material.listener.host, first))
   }
   for (const name of names) data[bearerKey(name)] = base64(material.bearers[name]!)
