@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { decodeInstallationConfig } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
+import type { KubernetesObject } from "@kubernetes/client-node"
 import { Duration, Effect, Either, Redacted } from "effect"
 import type { ClusterState } from "../../../testing/kubernetes/cluster.js"
 import { clusterOf, kubernetesDriver, readObject } from "../../../testing/kubernetes/driver.js"
+import { allowed, type NetworkPolicyObject } from "../../../testing/kubernetes/networkPolicy.js"
 import { sharedCluster } from "../../../testing/kubernetes/shared.js"
 
 const LISTENER = "http://svc-credentials.svc-system.svc.cluster.local:8181"
@@ -185,6 +187,34 @@ describe("kubernetes repository client material", () => {
       expect(yield* clients.environment(gateway)).toEqual({})
       yield* driver.deleteGateway(gateway)
     }), 120_000)
+})
+
+describe("kubernetes repository client material: the listener is admitted", () => {
+  it.live("the first material adds svc-repository-egress: gateways reach the control plane's listener port, nothing else more", () =>
+    Effect.gen(function* () {
+      yield* clients.write(ref("agt_repo_net", "rev_repo_net"), client("acme/widgets", "rs_net", BEARER_WIDGETS))
+      const policy = yield* Effect.promise(() =>
+        readObject<NetworkPolicyObject>(cluster, { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", namespace: ns(), name: "svc-repository-egress" })
+      )
+      expect(policy?.metadata.labels).toEqual({ "app.kubernetes.io/managed-by": "svc", "svc/namespace-id": namespace.id })
+      expect(policy?.spec).toEqual({
+        podSelector: { matchLabels: { "app.kubernetes.io/managed-by": "svc", "app.kubernetes.io/component": "gateway" } },
+        policyTypes: ["Egress"],
+        egress: [{ to: [{ namespaceSelector: { matchLabels: { "svc/control-plane": "true" } } }], ports: [{ protocol: "TCP", port: 8181 }] }]
+      })
+      const policies = yield* cluster.list<NetworkPolicyObject & KubernetesObject>("networking.k8s.io/v1", "NetworkPolicy", { namespace: ns() })
+      const world = {
+        policies,
+        namespaces: new Map<string, Record<string, string>>([[ns(), {}], ["svc-system", { "svc/control-plane": "true" }], ["svc-other-tenant", {}]])
+      }
+      const gateway = { namespace: ns(), labels: { "app.kubernetes.io/managed-by": "svc", "app.kubernetes.io/component": "gateway" }, ip: "10.244.1.5" }
+      const listener = { namespace: "svc-system", labels: { app: "svc-credentials" }, ip: "10.244.2.2" }
+      expect(allowed(world, gateway, listener, 8181)).toBe(true)
+      expect(allowed(world, gateway, listener, 5432)).toBe(false)
+      expect(allowed(world, gateway, { ...listener, namespace: "svc-other-tenant" }, 8181)).toBe(false)
+      expect(allowed(world, gateway, { ip: "10.0.0.9" }, 8181)).toBe(false)
+      yield* clients.remove(ref("agt_repo_net", "rev_repo_net"))
+    }))
 })
 
 describe("kubernetes repository client material: refusals", () => {

@@ -5,7 +5,8 @@
  * `revisions`, deleted by `remove`. The gateway finds it through the mount `startGateway` adds
  * when the revision's Secret exists. The listener written into `gitconfig` is the
  * `repositoryListenerUrl` setting (the credential service's client listener as Pods reach it),
- * not the address the service itself uses.
+ * not the address the service itself uses; the Namespace's NetworkPolicy `svc-repository-egress`
+ * admits it.
  */
 import type { KubernetesObject, V1Secret } from "@kubernetes/client-node"
 import { Effect, Redacted } from "effect"
@@ -18,6 +19,7 @@ import {
   repositoriesObjectName,
   repositoriesSecret,
   repositoriesSelector,
+  repositoryEgressPolicy,
   repositoryMount,
   repositoryVariables
 } from "./repositoryObjects.js"
@@ -78,6 +80,7 @@ export const makeKubernetesRepositoryClients = (
         bearers: { ...current?.bearers, [client.repository]: Redacted.value(client.bearer) },
         listener
       }, options.scope)
+      yield* cluster.apply(repositoryEgressPolicy(namespace, ref.namespaceId, listener))
       yield* cluster.apply(secret)
     }).pipe(Effect.withSpan("KubernetesCompute.writeRepositoryClient", { attributes: { agentId: ref.agentId, sessionId: client.sessionId } }))
 

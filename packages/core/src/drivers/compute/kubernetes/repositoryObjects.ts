@@ -15,6 +15,7 @@ import type { KubernetesObject, V1Container, V1Secret, V1Volume } from "@kuberne
 import type { GatewayRef } from "../driver.js"
 import { gitConfig, helperScript, hostsYaml } from "../local/repositoryClients.js"
 import { agentObjectName, LABELS, MANAGED_BY, revisionLabels } from "./names.js"
+import { CONTROL_PLANE_LABEL, gatewayPods, NAMESPACE_OBJECTS } from "./namespaceObjects.js"
 
 export const REPOSITORIES_DIR = "/etc/svc-repositories"
 export const REPOSITORIES_VOLUME = "repositories"
@@ -108,6 +109,29 @@ export const readMaterial = (secret: V1Secret | undefined, ref: GatewayRef): { r
   }
   return { sessions, bearers, listenerHost: annotations[LISTENER_ANNOTATION] ?? "" }
 }
+
+/**
+ * The Namespace's gateways may reach the listener: egress to the control plane's namespace
+ * (`svc/control-plane=true`, where the credential service runs) on the listener's port only.
+ * The other policies admit HTTPS to public addresses alone, and the listener is in the cluster.
+ */
+export const repositoryEgressPolicy = (namespace: string, namespaceId: string, listener: URL): KubernetesObject => ({
+  apiVersion: "networking.k8s.io/v1",
+  kind: "NetworkPolicy",
+  metadata: {
+    name: NAMESPACE_OBJECTS.repositoryEgress.name,
+    namespace,
+    labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.namespaceId]: namespaceId }
+  },
+  spec: {
+    podSelector: gatewayPods,
+    policyTypes: ["Egress"],
+    egress: [{
+      to: [{ namespaceSelector: { matchLabels: { [CONTROL_PLANE_LABEL]: "true" } } }],
+      ports: [{ protocol: "TCP", port: Number(listener.port || (listener.protocol === "https:" ? 443 : 80)) }]
+    }]
+  }
+} as KubernetesObject)
 
 /** The gateway's environment for mounted material (paths and the listener's host only). */
 export const repositoryVariables = (listenerHost: string): Record<string, string> => ({
