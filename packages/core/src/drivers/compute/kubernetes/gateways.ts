@@ -113,7 +113,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const namespace = yield* requireNamespace(cluster, spec.namespaceId)
       const name = agentObjectName(spec.agentId)
       const token = (yield* readToken(namespace, name, spec.revisionId)) ?? randomBytes(32).toString("base64url")
-      const repositories = yield* repositoryMountFor(cluster, spec)
+      const repositories = yield* repositoryMountFor(cluster, namespace, spec)
       const manifests = agentManifests(spec, namespace, token, workload, repositories)
       // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMaps.
       const inputs = [manifests.files, manifests.secret, manifests.harnessSecret, manifests.configMap, manifests.volume, manifests.service]

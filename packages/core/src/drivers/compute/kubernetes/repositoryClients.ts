@@ -37,21 +37,25 @@ const checkRef = (ref: Pick<GatewayRef, "namespaceId" | "agentId"> & { readonly 
 
 const secretRef = (namespace: string, ref: GatewayRef) => objectRef("Secret", namespace, repositoriesObjectName(ref))
 
+/** The revision's material in `namespace`, or `undefined` (no Secret, or no session in it). */
+const readIn = (cluster: Cluster, namespace: string, ref: GatewayRef) =>
+  Effect.map(cluster.read<V1Secret>(secretRef(namespace, ref)), (secret) => {
+    const material = readMaterial(secret, ref)
+    return material === undefined || Object.keys(material.sessions).length === 0 ? undefined : material
+  })
+
 /** The revision's material as the cluster holds it, or `undefined` (no namespace, no Secret). */
-export const readRepositoryMaterial = (cluster: Cluster, ref: GatewayRef) =>
+const readRepositoryMaterial = (cluster: Cluster, ref: GatewayRef) =>
   Effect.gen(function* () {
     yield* checkRef(ref)
     const namespace = yield* findNamespace(cluster, ref.namespaceId)
-    if (namespace === undefined) return undefined
-    const secret = yield* cluster.read<V1Secret>(secretRef(namespace, ref))
-    const material = readMaterial(secret, ref)
-    return material === undefined ? undefined : { ...material, name: repositoriesObjectName(ref) }
+    return namespace === undefined ? undefined : yield* readIn(cluster, namespace, ref)
   })
 
-/** The mount a starting gateway gets for its revision's material; none without material. */
-export const repositoryMountFor = (cluster: Cluster, ref: GatewayRef) =>
-  Effect.map(readRepositoryMaterial(cluster, ref), (material) =>
-    material === undefined || Object.keys(material.sessions).length === 0 ? undefined : repositoryMount(material.name, material.listenerHost))
+/** The mount a gateway starting in `namespace` gets for its revision's material; none without material. */
+export const repositoryMountFor = (cluster: Cluster, namespace: string, ref: GatewayRef) =>
+  Effect.map(readIn(cluster, namespace, ref), (material) =>
+    material === undefined ? undefined : repositoryMount(repositoriesObjectName(ref), material.listenerHost))
 
 /** Removes every repository Secret of the Agent in `namespace` (the Agent's deletion). */
 export const removeAgentMaterial = (cluster: Cluster, namespace: string, agentId: string) =>
@@ -89,7 +93,7 @@ export const makeKubernetesRepositoryClients = (
 
   const environment: RepositoryClients["environment"] = (ref) =>
     Effect.map(readRepositoryMaterial(cluster, ref), (material): Readonly<Record<string, string>> =>
-      material === undefined || Object.keys(material.sessions).length === 0 ? {} : repositoryVariables(material.listenerHost))
+      material === undefined ? {} : repositoryVariables(material.listenerHost))
 
   const revisions: RepositoryClients["revisions"] = (ref) =>
     Effect.gen(function* () {
