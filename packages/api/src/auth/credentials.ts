@@ -113,7 +113,9 @@ const sessionRow = credentialRow(SessionCredentialRow)
 
 /**
  * The credential lookups over one SqlClient (taken once, not from each request's context). Each
- * is one statement, and its row decoded synchronously: the hot path of every request.
+ * is one statement, and its row decoded synchronously: the hot path of every request. They open
+ * no span of their own: the middleware's `Auth.authenticate` span is theirs (a nested span costs
+ * two context and fiber-ref copies per request); the standalone lookups below open one each.
  */
 export const credentialResolvers = (sql: SqlClient.SqlClient) => {
   const serviceKeyStatement = compiledPer(sql, (digest, preauthorization) =>
@@ -150,8 +152,7 @@ export const credentialResolvers = (sql: SqlClient.SqlClient) => {
             namespaceId: row.principal_namespace,
             credential: { _tag: "ServiceKey", keyId: row.id }
           } satisfies Caller, preauthorization, row)
-        })),
-        Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+        }))
       ),
 
     /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
@@ -164,8 +165,7 @@ export const credentialResolvers = (sql: SqlClient.SqlClient) => {
             namespaceId: null,
             credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
           } satisfies Caller, preauthorization, row)
-        )),
-        Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+        ))
       )
   }
 }
@@ -175,11 +175,15 @@ export const resolveServiceKey = (
   key: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization)).pipe(
+    Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+  )
 
 /** `credentialResolvers(sql).session` with the SqlClient of the context. */
 export const resolveSession = (
   token: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization)).pipe(
+    Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+  )
