@@ -39,6 +39,34 @@ describe("interrupting a statement", () => {
       })
     ), 120_000)
 
+  it.live("a connection whose statement answered waits for the cancel still on its way", () =>
+    withScenario(
+      2,
+      (s) =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* s.hold(3)
+          yield* s.hold(4)
+          const interrupted = yield* s.blocked(1, sql`SELECT 'a' AS a FROM pg_advisory_xact_lock(1)`)
+          const interruption = yield* Effect.fork(Fiber.interrupt(interrupted))
+          // The cancel runs on the other connection and waits for lock 4 before it signals.
+          yield* s.waitingFor(4, 1)
+          // The interrupted statement completes meanwhile: its connection is not handed out.
+          yield* s.release(1)
+          yield* s.waitingFor(1, 0)
+          const innocent = yield* Effect.fork(sql`SELECT 'innocent' AS innocent FROM pg_advisory_xact_lock(3)`)
+          yield* s.queued(1)
+          // The signal finds that backend idle; once the cancel returned, the innocent statement gets it.
+          yield* s.release(4)
+          expect(Exit.isInterrupted(yield* Fiber.join(interruption))).toBe(true)
+          yield* s.waitingFor(3, 1)
+          yield* s.release(3)
+          expect(yield* Fiber.await(innocent)).toEqual(Exit.succeed([{ innocent: "innocent" }]))
+          yield* s.idle(2)
+        }),
+      { cancelWaitsFor: 4 }
+    ), 120_000)
+
   it.live("a statement still running is cancelled on the server, and its connection is reused after its answer", () =>
     withScenario(2, (s) =>
       Effect.gen(function* () {

@@ -39,10 +39,34 @@ const control = (url: string) =>
     (client) => Effect.promise(() => client.end())
   )
 
-const watchedPool = (url: string, max: number) =>
+export interface ScenarioOptions {
+  /**
+   * The pool's `pg_cancel_backend` waits for this advisory lock before it signals: a function of
+   * that name in a schema searched before pg_catalog, so a cancel stays on its way while the test
+   * holds the lock.
+   */
+  readonly cancelWaitsFor?: number | undefined
+}
+
+const holdCancels = (session: pg.Client, key: number) =>
+  Effect.promise(() =>
+    session.query(`CREATE SCHEMA cancel_hold;
+      CREATE FUNCTION cancel_hold.pg_cancel_backend(pid integer) RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(${key});
+        RETURN pg_catalog.pg_cancel_backend(pid);
+      END $$`)
+  )
+
+const watchedPool = (url: string, max: number, options: ScenarioOptions) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const pool = new pg.Pool({ connectionString: url, max, application_name: "svc-test-interruption" })
+      const pool = new pg.Pool({
+        connectionString: url,
+        max,
+        application_name: "svc-test-interruption",
+        ...(options.cancelWaitsFor === undefined ? {} : { options: "-c search_path=cancel_hold,pg_catalog,public" })
+      })
       pool.on("error", () => undefined)
       return pool
     }),
@@ -54,11 +78,18 @@ const watchedPool = (url: string, max: number) =>
  * `PgClient.layerFromPool` runs the same statement and cancel code as `PgClient.layer` (the
  * service's `databaseLayer`); only the pool is the test's, so that its queue can be watched.
  */
-export const withScenario = <A, E>(max: number, body: (scenario: Scenario) => Effect.Effect<A, E, SqlClient.SqlClient>) =>
+export const withScenario = <A, E>(
+  max: number,
+  body: (scenario: Scenario) => Effect.Effect<A, E, SqlClient.SqlClient>,
+  options: ScenarioOptions = {}
+) =>
   Effect.gen(function* () {
     const url = yield* TestDatabaseUrl
     const session = yield* control(url)
-    const pool = yield* watchedPool(url, max)
+    if (options.cancelWaitsFor !== undefined) yield* holdCancels(session, options.cancelWaitsFor)
+    const pool = yield* watchedPool(url, max, options)
+    // Runs before the pool ends (which waits for its statements): a failed test leaves none blocked.
+    yield* Effect.addFinalizer(() => Effect.promise(() => session.query("SELECT pg_advisory_unlock_all()")))
     const run = (text: string, key: number) => Effect.promise(() => session.query(text, [key])).pipe(Effect.asVoid)
     const poll = <B>(read: () => B, done: (b: B) => boolean) => until(Effect.sync(read), done, 60).pipe(Effect.asVoid)
     const hold = (key: number) => run("SELECT pg_advisory_lock($1)", key)
