@@ -25,7 +25,7 @@
 // with scrubbing, written to /dev/null or to BENCH_LOG_FILE; default none: silent), BENCH_PROFILE (a path: the full-stack runs are CPU-profiled
 // in this process and the .cpuprofile written there; autocannon shares the process, so its
 // frames appear too), BENCH_COUNT_OPS (1: also count the effect instructions, fiber-ref writes,
-// spans and fibers per full-stack request). The whole run stops itself after a bound.
+// spans, fibers and stack captures per full-stack request). The whole run stops itself after a bound.
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
@@ -43,6 +43,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as inspector from "node:inspector/promises"
+import { PerformanceObserver } from "node:perf_hooks"
 import pg from "pg"
 import { admin, int, urlFor } from "./lib/bench.mjs"
 import { countOps } from "./lib/effectOps.mjs"
@@ -234,6 +235,28 @@ const timeDecisions = async (runtime, principal) => {
   return { mean: samples.reduce((a, b) => a + b, 0) / samples.length, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) }
 }
 
+/** Garbage-collection pauses of this process's main thread (the server's; not autocannon's worker), µs. */
+const gcTime = () => {
+  let total = 0
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) total += entry.duration * 1000
+  })
+  observer.observe({ entryTypes: ["gc"] })
+  return {
+    stop: () => {
+      for (const entry of observer.takeRecords()) total += entry.duration * 1000
+      observer.disconnect()
+      return total
+    }
+  }
+}
+
+/** The V8 and Node flags this process runs with (the full stack and the floor alike). */
+const nodeFlags = () => {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].filter((flag) => flag.startsWith("--"))
+  return flags.length === 0 ? "(no flags)" : `(${flags.join(" ")})`
+}
+
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a")
 
 const main = async () => {
@@ -297,13 +320,16 @@ const main = async () => {
         for (const [credential, headers] of credentials) {
           await check(port, headers)
           process.stderr.write(`bench-auth: ${name}, ${credential}, ${DURATION_S} s...\n`)
+          const gc = gcTime()
           const cpu = process.cpuUsage()
           const result = await load(port, headers)
           const used = process.cpuUsage(cpu)
+          const gcUs = gc.stop()
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`)
           runs.push({
             name, credential, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total,
-            cpuPerRequest: (used.user + used.system) / result.requests.total, userPerRequest: used.user / result.requests.total
+            cpuPerRequest: (used.user + used.system) / result.requests.total, userPerRequest: used.user / result.requests.total,
+            gcPerRequest: gcUs / result.requests.total
           })
         }
         await stopProfile()
@@ -337,20 +363,20 @@ const main = async () => {
   }
 
   const lines = [
-    `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; GET /installation, ${CONNECTIONS} connections, ` +
+    `PostgreSQL ${version.rows[0].server_version}, Node ${process.version} ${nodeFlags()}; GET /installation, ${CONNECTIONS} connections, ` +
       `${DURATION_S} s per run, pool of ${POOL} connections on both sides; loopback; server logs: ${LOG}`,
     "",
-    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request (user) |",
-    "|---|---|---:|---:|---:|---:|---:|"
+    "| server | credential | requests/s | p50 ms | p99 ms | requests | CPU µs/request (user) | GC µs/request |",
+    "|---|---|---:|---:|---:|---:|---:|---:|"
   ]
   // CPU per request: this process's user + system time over the run (the server and autocannon's
   // worker thread alike, so the same load-generator share on both sides); steadier than requests/s
   // on a shared machine.
-  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} (user ${fmt(r.userPerRequest)}) |`)
+  for (const r of runs) lines.push(`| ${r.name} | ${r.credential} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.total} | ${fmt(r.cpuPerRequest)} (user ${fmt(r.userPerRequest)}) | ${fmt(r.gcPerRequest)} |`)
   for (const credential of ["service key", "session cookie"]) {
     const ours = runs.find((r) => r.name === "full stack" && r.credential === credential)
     const bare = runs.find((r) => r.name === "bare node:http + pg" && r.credential === credential)
-    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | | ${fmt(ours.cpuPerRequest / bare.cpuPerRequest, 2)} |`)
+    lines.push(`| full stack / bare | ${credential} | ${fmt(ours.rps / bare.rps, 2)} | ${fmt(ours.p50 / bare.p50, 2)} | ${fmt(ours.p99 / bare.p99, 2)} | | ${fmt(ours.cpuPerRequest / bare.cpuPerRequest, 2)} | ${fmt(ours.gcPerRequest / bare.gcPerRequest, 2)} |`)
   }
   // Issue 11, item 1: requests/s >= 1.0x the bare floor's, p99 <= 2x its p99, for both credentials.
   lines.push("")
@@ -373,8 +399,8 @@ const main = async () => {
     )
   }
   if (operations.length > 0) {
-    lines.push("", "Full stack, per request (500 sequential requests):", "", "| credential | effect instructions | fiber-ref writes | spans | fibers |", "|---|---:|---:|---:|---:|")
-    for (const o of operations) lines.push(`| ${o.credential} | ${fmt(o.instructions, 1)} | ${fmt(o.fiberRefWrites, 1)} | ${fmt(o.spans, 1)} | ${fmt(o.fibers, 1)} |`)
+    lines.push("", "Full stack, per request (500 sequential requests):", "", "| credential | effect instructions | fiber-ref writes | spans | fibers | stack captures |", "|---|---:|---:|---:|---:|---:|")
+    for (const o of operations) lines.push(`| ${o.credential} | ${fmt(o.instructions, 1)} | ${fmt(o.fiberRefWrites, 1)} | ${fmt(o.spans, 1)} | ${fmt(o.fibers, 1)} | ${fmt(o.stackCaptures, 1)} |`)
   }
   lines.push("", `decide(installation:read) per call, ${DECISIONS} sequential calls after warm-up:`, "", "| bindings in the database | mean µs | p50 µs | p99 µs |", "|---:|---:|---:|---:|")
   for (const d of decisions) lines.push(`| ${d.bindings} | ${fmt(d.mean)} | ${fmt(d.p50)} | ${fmt(d.p99)} |`)

@@ -34,12 +34,15 @@ export interface RepositoryWorld {
  * The code host and the credential service's files; the service starts against `databaseUrl`
  * when the caller knows it (`startService`). `close` stops both and removes the files.
  */
-export const prepareRepositoryWorld = async (): Promise<RepositoryWorld> => {
+export const prepareRepositoryWorld = async (options: {
+  /** The listener's loopback port, when the caller must know it before the service starts. */
+  readonly listenPort?: number | undefined
+} = {}): Promise<RepositoryWorld> => {
   const registry = sampleRegistry()
   const host = await startFakeCodeHost([{ id: 1001, fullName: "acme/widgets", description: "Widgets and more" }])
   const files = writeCredentialServiceFiles(registry, host.privateKeyPem)
   let databaseUrl: string | undefined
-  let port: string | undefined
+  let port: string | undefined = options.listenPort?.toString()
   let service: RunningCredentialService | undefined
   const start = async (url?: string) => {
     databaseUrl = url ?? databaseUrl

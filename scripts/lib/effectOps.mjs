@@ -8,7 +8,7 @@ export const countOps = async (port, headers, n = 500) => {
   const internal = (file) => import(new URL(`../../node_modules/effect/dist/esm/internal/${file}`, import.meta.url))
   const { FiberRuntime } = await internal("fiberRuntime.js")
   const { NativeSpan } = await internal("tracer.js")
-  const counts = { instructions: 0, fiberRefWrites: 0, fibers: 0, spans: 0 }
+  const counts = { instructions: 0, fiberRefWrites: 0, fibers: 0, spans: 0, stackCaptures: 0 }
   const wrapped = []
   const wrap = (proto, name, key) => {
     const original = proto[name]
@@ -21,6 +21,17 @@ export const countOps = async (port, headers, n = 500) => {
   wrap(FiberRuntime.prototype, "setFiberRef", "fiberRefWrites")
   wrap(FiberRuntime.prototype, "start", "fibers")
   wrap(NativeSpan.prototype, "end", "spans")
+  // Stack captures: every \`new Error()\` (Effect.fn and spans take their call sites that way)
+  // and Error.captureStackTrace, counted through a stand-in global Error for the duration.
+  const OriginalError = globalThis.Error
+  const CountingError = function (...args) { counts.stackCaptures++; return Reflect.construct(OriginalError, args, new.target ?? CountingError) }
+  Object.setPrototypeOf(CountingError, OriginalError)
+  CountingError.prototype = OriginalError.prototype
+  Object.defineProperty(CountingError, "stackTraceLimit", { get: () => OriginalError.stackTraceLimit, set: (v) => { OriginalError.stackTraceLimit = v } })
+  const captureStackTrace = OriginalError.captureStackTrace
+  CountingError.captureStackTrace = (...args) => { counts.stackCaptures++; return captureStackTrace(...args) }
+  globalThis.Error = CountingError
+  wrapped.push(() => { globalThis.Error = OriginalError })
   try {
     for (let i = 0; i < n; i++) {
       const response = await fetch(`http://127.0.0.1:${port}/installation`, { headers })

@@ -27,9 +27,10 @@ const scope = `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
 
 export const kubernetesDriver = (
   state: ClusterState,
-  options: Compute.KubernetesComputeOptions = {}
+  options: Compute.KubernetesComputeOptions = {},
+  settings: Partial<Compute.KubernetesSettings> = {}
 ): Compute.ComputeDriverShape =>
-  Compute.makeKubernetesComputeFor(clusterOf(state), { kubeconfigPath: state.kubeconfig, context: "test" }, {
+  Compute.makeKubernetesComputeFor(clusterOf(state), { ...settings, kubeconfigPath: state.kubeconfig, context: "test" }, {
     deletionWait: Duration.minutes(2),
     scope,
     device: testServiceDevice,

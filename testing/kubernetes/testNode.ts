@@ -28,6 +28,7 @@ import * as Compute from "@svc/core/drivers/compute"
 import { freePort } from "@svc/core/embedded-postgres"
 import { Effect } from "effect"
 import { loopbackResolver, type PodEndpoint, writePodEndpoints } from "./loopbackResolver.js"
+import { type ProjectedVolume, projectVolumes } from "./podVolumes.js"
 import { repositoryRoot } from "../process.js"
 
 interface ContainerLike {
@@ -46,7 +47,7 @@ interface PodLike {
     nodeName?: string
     initContainers?: Array<ContainerLike>
     containers: Array<ContainerLike>
-    volumes?: Array<{ name: string; configMap?: { name: string }; persistentVolumeClaim?: { claimName: string }; emptyDir?: object }>
+    volumes?: Array<ProjectedVolume>
   }
   status?: Record<string, unknown>
 }
@@ -178,19 +179,13 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
       const value = secret.data?.[ref.key]
       if (value !== undefined) env[variable.name] = Buffer.from(value, "base64").toString("utf8")
     }
-    // The ConfigMap volumes: their keys become files, as the kubelet projects them.
-    for (const volume of pod.spec.volumes ?? []) {
-      if (volume.configMap === undefined) continue
-      const configMap = (await send({ method: "GET", path: `/api/v1/namespaces/${pod.metadata.namespace}/configmaps/${volume.configMap.name}` })) as {
-        data?: Record<string, string>
-      }
-      for (const [key, value] of Object.entries(configMap.data ?? {})) {
-        let text = key === "openclaw.json" ? JSON.stringify(behindLoopbackProxy(paths.deep(JSON.parse(value))), null, 2) : value
-        const origin = Compute.harnessOrigin()
-        if (harnessPort !== undefined && key === "openclaw.json") text = text.replaceAll(`${origin}/`, `${Compute.harnessOrigin(harnessPort)}/`)
-        fs.writeFileSync(path.join(hostPath(pod, volume.name), key), text)
-      }
-    }
+    // The ConfigMap and Secret volumes: their keys become files, as the kubelet projects them.
+    await projectVolumes(send, pod.metadata.namespace, pod.spec.volumes ?? [], (volume) => hostPath(pod, volume), (key, value) => {
+      if (key !== "openclaw.json") return value
+      const text = JSON.stringify(behindLoopbackProxy(paths.deep(JSON.parse(value))), null, 2)
+      const origin = Compute.harnessOrigin()
+      return harnessPort === undefined ? text : text.replaceAll(`${origin}/`, `${Compute.harnessOrigin(harnessPort)}/`)
+    })
     return env
   }
 

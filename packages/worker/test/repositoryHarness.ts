@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { AgentRepositorySessionsRepo } from "@svc/core/db"
-import { ComputeDriver, layerLocal } from "@svc/core/drivers/compute"
+import { ComputeDriver, type ComputeDriverShape, layerLocal } from "@svc/core/drivers/compute"
 import { makeCodehostRepoDriver, RepoDriver, type RepoDriverShape } from "@svc/core/drivers/repo"
 import type { NamespaceId } from "@svc/core/schema"
 import { Effect, Either, Layer } from "effect"
@@ -21,14 +21,24 @@ export type HarnessServices = SqlClient.SqlClient | ComputeDriver | RepoDriver |
 
 export const namespaceId = NS_A as NamespaceId
 
+/** Another Compute Driver than `local` over the data directory: built once the world runs, closed at the end. */
+export interface HarnessCompute {
+  readonly start: (world: RepositoryWorld) => Promise<ComputeDriverShape>
+  readonly close: () => Promise<void>
+}
+
 /** Registers the file's beforeAll/afterAll; the getters are valid inside tests. */
-export const repositoryHarness = (wrap: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = (e) => e) => {
+export const repositoryHarness = (
+  wrap: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = (e) => e,
+  compute?: HarnessCompute
+) => {
   let world: RepositoryWorld & { readonly databaseUrl: string }
   let dataDir = ""
   let driver: RepoDriverShape
+  let computeDriver: ComputeDriverShape | undefined
 
   const layer = () =>
-    Layer.mergeAll(layerLocal(dataDir), Layer.succeed(RepoDriver, driver), AgentRepositorySessionsRepo.Default).pipe(
+    Layer.mergeAll(computeDriver === undefined ? layerLocal(dataDir) : Layer.succeed(ComputeDriver, computeDriver), Layer.succeed(RepoDriver, driver), AgentRepositorySessionsRepo.Default).pipe(
       Layer.provideMerge(pgClientLayer(world.databaseUrl))
     )
   const run = <A, E>(effect: Effect.Effect<A, E, HarnessServices>) =>
@@ -37,11 +47,14 @@ export const repositoryHarness = (wrap: <A, E, R>(effect: Effect.Effect<A, E, R>
   beforeAll(async () => {
     world = await startRepositoryWorld()
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-repo-worker-"))
+    computeDriver = await compute?.start(world)
     driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: world.files.socketPath, sessionDurationSeconds: 900 }, world.registry)
     expect(await run(Effect.flatMap(ComputeDriver, (c) => c.provisionNamespace({ id: namespaceId })))).toEqual(Either.right(undefined))
-  }, 120_000)
+  }, 20 * 60_000)
 
   afterAll(async () => {
+    if (computeDriver !== undefined) await Effect.runPromise(Effect.either(computeDriver.teardownNamespace({ id: namespaceId })))
+    await compute?.close()
     await world?.close()
     fs.rmSync(dataDir, { recursive: true, force: true })
   })

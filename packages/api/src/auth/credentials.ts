@@ -44,6 +44,48 @@ const withPreauthorization = (
           FROM (${credential}) AS svc_credential
             CROSS JOIN LATERAL (${preauthorizationSql(sql, preauthorization, { id: sql`svc_credential.principal_id`, namespaceId: namespaceColumn })}) AS svc_pre`
 
+/** A credential's digest (`digestOf`), the one parameter of a credential statement that varies. */
+type Digest = ReturnType<typeof digestOf> | typeof DIGEST
+
+/** Stands for the credential's digest while a statement is compiled; never sent. */
+const DIGEST = "\u0000svc-credential-digest"
+
+/**
+ * A credential statement compiled once (its text and fixed parameters), then run per request
+ * with the request's digest as its one varying parameter: building and compiling the fragments
+ * (the credential, the decision's predicate, the row) took more CPU per request than the rest of
+ * `@effect/sql`'s statement path. The statement run is the same text and parameters as before.
+ */
+const compiledOnce = (sql: SqlClient.SqlClient, statement: (digest: Digest) => Statement.Statement<Row>) => {
+  const [text, params] = statement(DIGEST).compile()
+  const at = params.indexOf(DIGEST)
+  if (at < 0 || params.indexOf(DIGEST, at + 1) >= 0) throw new Error("a credential statement takes its digest exactly once")
+  return (digest: Digest): Statement.Statement<Row> => {
+    const values = params.slice()
+    values[at] = digest
+    return sql.unsafe<Row>(text, values)
+  }
+}
+
+/**
+ * `build`'s statement per preauthorization (none included), each compiled when first run. The
+ * preauthorizations are the middleware's fixed list, so this holds a few statements at most.
+ */
+const compiledPer = (
+  sql: SqlClient.SqlClient,
+  build: (digest: Digest, preauthorization: Preauthorization | undefined) => Statement.Statement<Row>
+) => {
+  const compiled = new Map<Preauthorization | undefined, (digest: Digest) => Statement.Statement<Row>>()
+  return (digest: Digest, preauthorization: Preauthorization | undefined): Statement.Statement<Row> => {
+    let statement = compiled.get(preauthorization)
+    if (statement === undefined) {
+      statement = compiledOnce(sql, (placeholder) => build(placeholder, preauthorization))
+      compiled.set(preauthorization, statement)
+    }
+    return statement(digest)
+  }
+}
+
 /** Hands the preauthorization's answer to the handler with the request's Caller. */
 const answered = <C extends Caller>(
   caller: C,
@@ -71,67 +113,77 @@ const sessionRow = credentialRow(SessionCredentialRow)
 
 /**
  * The credential lookups over one SqlClient (taken once, not from each request's context). Each
- * is one statement, and its row decoded synchronously: the hot path of every request.
+ * is one statement, and its row decoded synchronously: the hot path of every request. They open
+ * no span of their own: the middleware's `Auth.authenticate` span is theirs (a nested span costs
+ * two context and fiber-ref copies per request); the standalone lookups below open one each.
  */
-export const credentialResolvers = (sql: SqlClient.SqlClient) => ({
-  /**
-   * Resolves a service key from storage on every request: active (not revoked, not expired), of
-   * a live non-Agent service principal. A key whose principal changed scope since issuance is
-   * reported so the caller gets 403, not access with the new scope.
-   */
-  serviceKey: (key: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError> =>
-    serviceKeyRow(withPreauthorization(sql, sql`
+export const credentialResolvers = (sql: SqlClient.SqlClient) => {
+  const serviceKeyStatement = compiledPer(sql, (digest, preauthorization) =>
+    withPreauthorization(sql, sql`
       SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
              p.namespace_id AS principal_namespace
       FROM service_keys k JOIN principals p ON p.id = k.service_principal_id
-      WHERE k.digest = ${digestOf(key)} AND k.revoked_at IS NULL AND k.expires_at > now()
+      WHERE k.digest = ${digest} AND k.revoked_at IS NULL AND k.expires_at > now()
         AND p.deleted_at IS NULL AND p.kind = 'service'
-    `, preauthorization, sql`svc_credential.principal_namespace`)).pipe(
-      Effect.map(Option.map((row) => {
-        if (row.key_namespace !== row.principal_namespace) return "scope-changed" as const
-        return answered({
-          principalId: row.principal_id,
-          kind: "service",
-          namespaceId: row.principal_namespace,
-          credential: { _tag: "ServiceKey", keyId: row.id }
-        } satisfies Caller, preauthorization, row)
-      })),
-      Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
-    ),
-
-  /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
-  session: (token: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller>, SqlError> =>
-    // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
-    sessionRow(withPreauthorization(sql, sql`
+    `, preauthorization, sql`svc_credential.principal_namespace`))
+  // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
+  const sessionStatement = compiledPer(sql, (digest, preauthorization) =>
+    withPreauthorization(sql, sql`
       SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
       FROM sessions s
         JOIN accounts a ON a.id = s.account_id
         JOIN principals p ON p.id = a.principal_id
-      WHERE s.token_digest = ${digestOf(token)} AND s.revoked_at IS NULL AND s.expires_at > now()
+      WHERE s.token_digest = ${digest} AND s.revoked_at IS NULL AND s.expires_at > now()
         AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
-    `, preauthorization, sql`NULL::text`)).pipe(
-      Effect.map(Option.map((row) =>
-        answered({
-          principalId: row.principal_id,
-          kind: "human",
-          namespaceId: null,
-          credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
-        } satisfies Caller, preauthorization, row)
-      )),
-      Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
-    )
-})
+    `, preauthorization, sql`NULL::text`))
+  return {
+    /**
+     * Resolves a service key from storage on every request: active (not revoked, not expired), of
+     * a live non-Agent service principal. A key whose principal changed scope since issuance is
+     * reported so the caller gets 403, not access with the new scope.
+     */
+    serviceKey: (key: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError> =>
+      serviceKeyRow(serviceKeyStatement(digestOf(key), preauthorization)).pipe(
+        Effect.map(Option.map((row) => {
+          if (row.key_namespace !== row.principal_namespace) return "scope-changed" as const
+          return answered({
+            principalId: row.principal_id,
+            kind: "service",
+            namespaceId: row.principal_namespace,
+            credential: { _tag: "ServiceKey", keyId: row.id }
+          } satisfies Caller, preauthorization, row)
+        }))
+      ),
+
+    /** Resolves a session from storage on every request (no cookie caching, SPEC 5.2). */
+    session: (token: string, preauthorization?: Preauthorization): Effect.Effect<Option.Option<Caller>, SqlError> =>
+      sessionRow(sessionStatement(digestOf(token), preauthorization)).pipe(
+        Effect.map(Option.map((row) =>
+          answered({
+            principalId: row.principal_id,
+            kind: "human",
+            namespaceId: null,
+            credential: { _tag: "Session", sessionId: row.id, accountId: row.account_id, sessionKey: row.session_key }
+          } satisfies Caller, preauthorization, row)
+        ))
+      )
+  }
+}
 
 /** `credentialResolvers(sql).serviceKey` with the SqlClient of the context. */
 export const resolveServiceKey = (
   key: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization)).pipe(
+    Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+  )
 
 /** `credentialResolvers(sql).session` with the SqlClient of the context. */
 export const resolveSession = (
   token: string,
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization)).pipe(
+    Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+  )

@@ -33,7 +33,7 @@ const required = <A>(value: A | undefined): A => {
   return value
 }
 
-export const kubernetesTestNode = (prefix: string): KubernetesTestNode => {
+export const kubernetesTestNode = (prefix: string, settings: Partial<Compute.KubernetesSettings> = {}): KubernetesTestNode => {
   const owned = new Set<string>()
   const neverReady = new Set<string>()
   let cluster: Compute.Cluster | undefined
@@ -53,7 +53,7 @@ export const kubernetesTestNode = (prefix: string): KubernetesTestNode => {
           owns: (name) => owned.has(name),
           neverReady: (pod) => neverReady.has(pod.labels["svc/agent-id"] ?? "")
         })
-        return { node, workDir, driver: kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.seconds(90) }) }
+        return { node, workDir, driver: kubernetesDriver(state, { resolver: node.resolver, readinessTimeout: Duration.seconds(90) }, settings) }
       }),
       ({ node, workDir }) => Effect.promise(async () => {
         await node.stop()

@@ -179,11 +179,12 @@ export const ensureRevisionSessions = (ref: GatewayRef, raw: ReadonlyArray<unkno
       })
     }
     const driver = selected.value
-    const clients = (yield* ComputeDriver).repositoryClients
+    const compute = yield* ComputeDriver
+    const clients = compute.repositoryClients
     if (clients === undefined) {
       return yield* new WorkFailure({
         code: RepositoryWorkCodes.NOT_IMPLEMENTED,
-        message: "The selected Compute Driver cannot deliver repository client material.",
+        message: compute.repositoryClientsUnavailable ?? "The selected Compute Driver cannot deliver repository client material.",
         permanent: true
       })
     }

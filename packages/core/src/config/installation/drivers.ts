@@ -23,6 +23,13 @@ const LabelValue = Schema.String.pipe(
   })
 )
 
+/** An http(s) origin: no user name, password, path, query or fragment. */
+const ListenerOrigin = Schema.String.pipe(
+  Schema.filter((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) && new URL(s).origin === s.replace(/\/$/, ""), {
+    message: () => "must be an http(s) origin such as http://svc-credentials.svc-system.svc.cluster.local:8181"
+  })
+)
+
 export const KubernetesCompute = Schema.Struct({
   id: Schema.Literal("kubernetes"),
   /** A kubeconfig file; absent: in-cluster service account credentials. */
@@ -72,7 +79,13 @@ export const KubernetesCompute = Schema.Struct({
    * This instance's label (`svc/scope`) on its gateways, when several instances share a cluster:
    * each one's orphan sweep then sees only its own gateways.
    */
-  scope: Schema.optionalWith(LabelValue, { exact: true })
+  scope: Schema.optionalWith(LabelValue, { exact: true }),
+  /**
+   * The credential service's client listener as the Agents' Pods reach it (an http(s) origin,
+   * e.g. its in-cluster Service `http://svc-credentials.svc-system.svc.cluster.local:8181`).
+   * Absent: revisions with repository grants cannot be deployed (`NOT_IMPLEMENTED`).
+   */
+  repositoryListenerUrl: Schema.optionalWith(ListenerOrigin, { exact: true })
 })
 
 export const ComputeDriver = Schema.Union(LocalCompute, KubernetesCompute)

@@ -168,6 +168,8 @@ export interface ComputeDriverShape {
   readonly liveGateways: Effect.Effect<ReadonlyArray<GatewayRef>, ComputeError>
   /** Where repository client material goes; absent when the driver cannot deliver it. */
   readonly repositoryClients?: RepositoryClients | undefined
+  /** Why `repositoryClients` is absent, naming what to configure (a safe, fixed text); absent: not offered. */
+  readonly repositoryClientsUnavailable?: string | undefined
 }
 
 export class ComputeDriver extends Context.Tag("@svc/core/drivers/compute/ComputeDriver")<

@@ -19,8 +19,20 @@ export {
   defaultResolver,
   layerKubernetes,
   makeKubernetesCompute,
-  makeKubernetesComputeFor
+  makeKubernetesComputeFor,
+  REPOSITORY_LISTENER_MISSING
 } from "./kubernetes.js"
+export {
+  bearerKey,
+  LISTENER_ANNOTATION,
+  REPOSITORIES_COMPONENT,
+  REPOSITORIES_DIR,
+  REPOSITORIES_MODE,
+  REPOSITORIES_VOLUME,
+  repositoriesObjectName,
+  repositoryMount,
+  SESSIONS_ANNOTATION
+} from "./kubernetes/repositoryObjects.js"
 export { type Cluster, KubernetesCodes, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
 export { type EndpointResolver, type GatewayAddress, serviceDnsResolver } from "./kubernetes/endpoints.js"
 export { apiServerProxyResolver, type ServiceProxyResolver, serviceProxyPath } from "./kubernetes/serviceProxy.js"

@@ -14,6 +14,7 @@ import { type EndpointResolver, serviceDnsResolver } from "./kubernetes/endpoint
 import { apiServerProxyResolver } from "./kubernetes/serviceProxy.js"
 import { type GatewayOptions, makeKubernetesGateways } from "./kubernetes/gateways.js"
 import { makeKubernetesNamespaces, type NamespaceOptions } from "./kubernetes/namespaces.js"
+import { makeKubernetesRepositoryClients } from "./kubernetes/repositoryClients.js"
 
 export type KubernetesSettings = Omit<typeof KubernetesCompute.Type, "id">
 
@@ -36,22 +37,32 @@ export const defaultResolver = (cluster: Cluster, settings: KubernetesSettings):
     ? serviceDnsResolver(settings.clusterDomain)
     : apiServerProxyResolver(cluster).resolve
 
+/** Why a revision with repository grants cannot be deployed without `repositoryListenerUrl`. */
+export const REPOSITORY_LISTENER_MISSING =
+  "The kubernetes Compute Driver needs drivers.compute.repositoryListenerUrl (the credential service's client listener as the Agents' Pods reach it) to deliver repository client material."
+
 export const makeKubernetesComputeFor = (
   cluster: Cluster,
   settings: KubernetesSettings,
   options: KubernetesComputeOptions = {}
-): ComputeDriverShape => ({
-  id: "kubernetes",
-  supportsExistingNamespace: true,
-  ...makeKubernetesNamespaces(cluster, options),
-  ...makeKubernetesGateways(cluster, {
-    ...options,
-    settings: { ...settings, scope: options.scope ?? settings.scope },
-    resolver: options.resolver ?? defaultResolver(cluster, settings),
-    // Without the service's key (development without SVC_SECRET_KEY): a key of this process only.
-    device: options.device ?? makeDeviceIdentity()
-  })
-})
+): ComputeDriverShape => {
+  const scope = options.scope ?? settings.scope
+  return {
+    id: "kubernetes",
+    supportsExistingNamespace: true,
+    ...makeKubernetesNamespaces(cluster, options),
+    ...makeKubernetesGateways(cluster, {
+      ...options,
+      settings: { ...settings, scope },
+      resolver: options.resolver ?? defaultResolver(cluster, settings),
+      // Without the service's key (development without SVC_SECRET_KEY): a key of this process only.
+      device: options.device ?? makeDeviceIdentity()
+    }),
+    ...(settings.repositoryListenerUrl === undefined
+      ? { repositoryClientsUnavailable: REPOSITORY_LISTENER_MISSING }
+      : { repositoryClients: makeKubernetesRepositoryClients(cluster, { listenerUrl: settings.repositoryListenerUrl, scope }) })
+  }
+}
 
 export const makeKubernetesCompute = (settings: KubernetesSettings, options: KubernetesComputeOptions = {}): ComputeDriverShape =>
   makeKubernetesComputeFor(makeCluster(loadKubeConfig(settings)), settings, options)

@@ -17,6 +17,7 @@ import { workspaceFile } from "../local/workspaceFiles.js"
 import { harnessParts, type HarnessWorkload } from "./harnessObjects.js"
 import { agentLabels, agentObjectName, GATEWAY_PORT, LABELS, revisionLabels } from "./names.js"
 import { pairingContainer, type ServiceDevice } from "./pairingObjects.js"
+import type { RepositoryMount } from "./repositoryObjects.js"
 
 /** Where the Pod keeps its state; the PVC is mounted here. */
 export const DATA_DIR = "/data"
@@ -120,7 +121,9 @@ export const agentManifests = (
   spec: GatewaySpec,
   namespace: string,
   token: string,
-  workload: GatewayWorkload
+  workload: GatewayWorkload,
+  /** The revision's repository client material (`repositoryObjects.ts`): mounted into the gateway container only. */
+  repositories?: RepositoryMount | undefined
 ): AgentManifests => {
   const name = agentObjectName(spec.agentId)
   const labels = { ...revisionLabels(spec), ...(workload.scope === undefined ? {} : { [LABELS.scope]: workload.scope }) }
@@ -129,7 +132,9 @@ export const agentManifests = (
   const harness = harnessParts(spec, namespace, name, labels, { image: workload.harnessImage, resources: workload.harnessResources })
   const config = renderPodGatewayConfig(harness?.values ?? spec.values)
   const secretData: Record<string, string> = { [TOKEN_VARIABLE]: token }
-  for (const [variable, value] of Object.entries(spec.env)) secretData[variable] = Redacted.value(value)
+  // The repository variables are the container's own (paths, not secrets): not in the Secret.
+  const repositoryNames = new Set(repositories?.env.map((variable) => variable.name))
+  for (const [variable, value] of Object.entries(spec.env)) if (!repositoryNames.has(variable)) secretData[variable] = Redacted.value(value)
   const resources = workload.resources ?? {}
   const files = initialFilesOf(spec)
   const filesName = filesObjectName(name)
@@ -213,7 +218,7 @@ export const agentManifests = (
               image,
               args: ["gateway", "run", "--port", String(GATEWAY_PORT), "--bind", "lan"],
               ports: [{ name: "gateway", containerPort: GATEWAY_PORT, protocol: "TCP" }],
-              env: podEnvironment,
+              env: [...podEnvironment, ...(repositories?.env ?? [])],
               envFrom: [{ secretRef: { name } }],
               resources: {
                 requests: { cpu: resources.cpuRequest ?? "250m", memory: resources.memoryRequest ?? "1Gi" },
@@ -225,7 +230,8 @@ export const agentManifests = (
               volumeMounts: [
                 { name: "config", mountPath: CONFIG_DIR, readOnly: true },
                 { name: "data", mountPath: DATA_DIR },
-                { name: "tmp", mountPath: "/tmp" }
+                { name: "tmp", mountPath: "/tmp" },
+                ...(repositories === undefined ? [] : [repositories.mount])
               ]
             }, ...(harness === undefined ? [] : [harness.container]),
             ...(workload.serviceDevice === undefined ? [] : [pairingContainer(name, TOKEN_VARIABLE, workload.serviceDevice, workload.harnessImage)])],
@@ -233,7 +239,8 @@ export const agentManifests = (
               { name: "config", configMap: { name } },
               { name: "data", persistentVolumeClaim: { claimName: name } },
               { name: "tmp", emptyDir: {} },
-              ...(files === undefined ? [] : [{ name: "files", configMap: { name: filesName } }])
+              ...(files === undefined ? [] : [{ name: "files", configMap: { name: filesName } }]),
+              ...(repositories === undefined ? [] : [repositories.volume])
             ]
           }
         }

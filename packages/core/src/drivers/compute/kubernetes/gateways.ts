@@ -21,6 +21,7 @@ import type { DeviceIdentity } from "../gatewayRpc.js"
 import { SERVICE_DEVICE_SCOPES } from "../pairing.js"
 import type { EndpointResolver, GatewayAddress } from "./endpoints.js"
 import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
+import { removeAgentMaterial, repositoryMountFor } from "./repositoryClients.js"
 import { makeWorkspaceFiles } from "./workspaceFiles.js"
 import { agentPods, isAvailable, objectRef, readWorkload, requireNamespace, runsRevision, tokenFor } from "./workload.js"
 
@@ -112,7 +113,8 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const namespace = yield* requireNamespace(cluster, spec.namespaceId)
       const name = agentObjectName(spec.agentId)
       const token = (yield* readToken(namespace, name, spec.revisionId)) ?? randomBytes(32).toString("base64url")
-      const manifests = agentManifests(spec, namespace, token, workload)
+      const repositories = yield* repositoryMountFor(cluster, namespace, spec)
+      const manifests = agentManifests(spec, namespace, token, workload, repositories)
       // Inputs first, the Deployment last: a Pod never starts before its Secret and ConfigMaps.
       const inputs = [manifests.files, manifests.secret, manifests.harnessSecret, manifests.configMap, manifests.volume, manifests.service]
       for (const object of [...inputs, manifests.deployment]) if (object !== undefined) yield* cluster.apply(object)
@@ -142,6 +144,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       }
       yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
       yield* cluster.remove(objectRef("Secret", namespace, harnessObjectName(name)))
+      yield* removeAgentMaterial(cluster, namespace, ref.agentId)
     }).pipe(Effect.withSpan("KubernetesCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
   const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>

@@ -21,7 +21,9 @@ export const NAMESPACE_OBJECTS = {
   denyAll: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-default-deny" },
   dns: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-allow-dns" },
   egress: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-gateway-egress" },
-  ingress: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-gateway-ingress" }
+  ingress: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-gateway-ingress" },
+  /** Applied with the first repository client material (`repositoryObjects.ts`), removed with the others. */
+  repositoryEgress: { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", name: "svc-repository-egress" }
 } as const
 
 export const namespaceManifest = (namespace: NamespaceRuntime): KubernetesObject => ({
@@ -30,7 +32,7 @@ export const namespaceManifest = (namespace: NamespaceRuntime): KubernetesObject
   metadata: { name: kubernetesNamespace(namespace), labels: namespaceLabels(namespace) }
 })
 
-const gatewayPods = { matchLabels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.component]: "gateway" } }
+export const gatewayPods = { matchLabels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.component]: "gateway" } }
 
 /** Every object but the namespace itself, in the order they are applied. */
 export const namespaceObjects = (namespace: NamespaceRuntime): ReadonlyArray<KubernetesObject> => {

@@ -20,7 +20,7 @@ import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
 import { ensureGatewayUser, type GatewayUser, gatewayUserName } from "./gatewayUser.js"
 import { agentLayout, isSafeSegment, prepareAgentLayout, readIfExists } from "./layout.js"
 
-const REPOSITORY = /^[a-z0-9][a-z0-9-]{0,38}\/[a-z0-9._-]{1,100}$/
+export const REPOSITORY = /^[a-z0-9][a-z0-9-]{0,38}\/[a-z0-9._-]{1,100}$/
 /** Paths that go into a shell-quoted helper line and a Git config value unescaped. */
 const PLAIN_PATH = /^[^'"\\\n\r]+$/
 
@@ -29,7 +29,11 @@ export const materialRoot = (agentRoot: string): string => path.join(agentRoot, 
 /** `owner/name` as a file name: `owner+name` (`+` is in neither part). */
 const fileName = (repository: string): string => repository.replace("/", "+")
 
-const helperScript = (dir: string): string => `#!/bin/sh
+/**
+ * A Git credential helper: the bearer of the repository Git asks about, from the file named by
+ * the shell expression `filePrefix` followed by `owner<separator>name` (lowercase).
+ */
+export const helperScript = (filePrefix: string, separator: string): string => `#!/bin/sh
 # Git credential helper written by the service: the bearer of the repository Git asks about.
 test "$1" = get || exit 0
 path=
@@ -39,23 +43,24 @@ done
 path=\${path#/}
 path=\${path%/}
 path=\${path%.git}
-name=$(printf '%s' "$path" | tr 'A-Z/' 'a-z+')
-file='${dir}/bearers/'"$name"
+name=$(printf '%s' "$path" | tr 'A-Z/' 'a-z${separator}')
+file=${filePrefix}"$name"
 test -f "$file" || exit 0
 printf 'username=x-access-token\\npassword=%s\\n' "$(cat "$file")"
 `
 
-const gitConfig = (listenerUrl: string, helper: string): string => [
+/** Git's configuration: GitHub rewritten to the listener, whose credentials come from `helper` (a Git config value). */
+export const gitConfig = (listenerUrl: string, helper: string): string => [
   `[url "${listenerUrl}/"]`,
   `\tinsteadOf = https://github.com/`,
   `[credential "${listenerUrl}"]`,
   `\tuseHttpPath = true`,
   `\thelper =`,
-  `\thelper = "!'${helper}'"`,
+  `\thelper = ${helper}`,
   ``
 ].join("\n")
 
-const hostsYaml = (listenerHost: string, bearer: string): string =>
+export const hostsYaml = (listenerHost: string, bearer: string): string =>
   `${JSON.stringify(listenerHost)}:\n    oauth_token: ${JSON.stringify(bearer)}\n    user: x-access-token\n    git_protocol: https\n`
 
 interface Modes {
@@ -133,8 +138,8 @@ export const makeLocalRepositoryClients = (options: {
         await file(path.join(dir, "bearers", `${name}.session`), client.sessionId, modes)
         const origin = listener.origin
         await file(path.join(dir, "listener"), listener.host, modes)
-        await file(path.join(dir, "credential-helper"), helperScript(dir), modes, true)
-        await file(path.join(dir, "gitconfig"), gitConfig(origin, path.join(dir, "credential-helper")), modes)
+        await file(path.join(dir, "credential-helper"), helperScript(`'${dir}/bearers/'`, "+"), modes, true)
+        await file(path.join(dir, "gitconfig"), gitConfig(origin, `"!'${path.join(dir, "credential-helper")}'"`), modes)
         // The CLI keeps one token per host: the first repository's (by name) serves it.
         const first = (await sessionFiles(dir)).map((f) => f.slice(0, -".session".length)).sort()[0] ?? name
         const firstBearer = first === name ? bearer : (await readIfExists(path.join(dir, "bearers", first))) ?? bearer
