@@ -65,7 +65,7 @@ export const makeOutcomes = (sql: SqlClient.SqlClient, workerId: string, leases:
 
   const succeedAndClaim = (item: ClaimedItem, kinds: ReadonlyArray<string>) =>
     Effect.map(leases.succeedAndClaim(item, kinds), ({ next, succeeded }) => ({
-      recorded: recorded(succeeded ? [{ state: "succeeded" }] : []),
+      recorded: succeeded ? { _tag: "Recorded", state: "succeeded" } as const : { _tag: "Fenced" } as const,
       next
     }))
 
