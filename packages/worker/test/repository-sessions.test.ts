@@ -218,7 +218,8 @@ describe("repository sessions of a revision", () => {
       const deadline = Date.now() + 60_000
       while (Date.now() < deadline) {
         const left = yield* Effect.promise(() => query<{ n: number }>(
-          "SELECT (SELECT count(*) FROM agent_repository_sessions) + (SELECT count(*) FROM repository_sessions WHERE state <> 'DISPOSED') AS n"))
+          `SELECT (SELECT count(*) FROM agent_repository_sessions) + (SELECT count(*) FROM repository_sessions WHERE state <> 'DISPOSED')
+           + (SELECT count(*) FROM work_items WHERE kind = 'repository.cleanup' AND state IN ('queued', 'running')) AS n`))
         if (Number(left[0]!.n) === 0) break
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
       }
