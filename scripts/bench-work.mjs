@@ -15,9 +15,8 @@
 // PostgreSQL in a scratch directory), BENCH_ITEMS (5000), BENCH_LATENCY_ITEMS (300),
 // BENCH_LATENCY_GAP_MS (10), BENCH_PHASE_TIMEOUT_S (180). The script stops by itself: every phase
 // has a timeout, and the whole run is bounded.
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Migrations } from "@svc/core/db"
+import { Migrations, pgPoolLayer } from "@svc/core/db"
 import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import { enqueue, WorkEngine, WorkHandler, WorkHandlers } from "@svc/worker"
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Schema } from "effect"
@@ -97,7 +96,7 @@ let current = new Recorder(0)
 // ---------------------------------------------------------------------------------------------
 // Our engine
 
-const pgLayer = (url) => PgClient.layer({ url: Redacted.make(url), maxConnections: 10 })
+const pgLayer = (url) => pgPoolLayer({ url: Redacted.make(url), maxConnections: 10 })
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
 const NoopHandler = WorkHandler.layer(KIND, Schema.Unknown, (_payload, ctx) =>

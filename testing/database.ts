@@ -1,8 +1,7 @@
 /**
  * A fresh database per test file on the run's PostgreSQL server, with migrations applied.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Migrations } from "@svc/core/db"
+import { Migrations, pgPoolLayer } from "@svc/core/db"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import * as crypto from "node:crypto"
@@ -41,7 +40,7 @@ export const superuserQuery = (sql: string, params: ReadonlyArray<unknown> = [])
   admin((client) => client.query(sql, params as Array<unknown>))
 
 export const pgClientLayer = (url: string) =>
-  PgClient.layer({ url: Redacted.make(url), maxConnections: 10 })
+  pgPoolLayer({ url: Redacted.make(url), maxConnections: 10 })
 
 /** A migrated fresh database for one test file, dropped when the layer is released. */
 export const TestDatabaseUrl = Effect.acquireRelease(

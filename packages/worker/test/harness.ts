@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg"
-import { Migrations } from "@svc/core/db"
+import { Migrations, type PgPool } from "@svc/core/db"
 import { Cause, Context, Duration, Effect, Exit, FiberRef, HashSet, Layer, Logger, LogLevel, Option, Scope } from "effect"
 import { pgClientLayer, TestDatabaseUrl } from "../../../testing/database.js"
 import { getWorkItem, WorkEngine, type WorkEngineOptions, WorkHandlers, type WorkItem } from "../src/index.js"
@@ -14,7 +14,7 @@ import { getWorkItem, WorkEngine, type WorkEngineOptions, WorkHandlers, type Wor
 export class DatabaseUrl extends Context.Tag("test/DatabaseUrl")<DatabaseUrl, string>() {}
 
 /** A fresh migrated database for one test file: its URL, and a client for the test's own queries. */
-export const TestDatabase: Layer.Layer<DatabaseUrl | SqlClient.SqlClient | PgClient.PgClient> = Layer.unwrapScoped(
+export const TestDatabase: Layer.Layer<DatabaseUrl | SqlClient.SqlClient | PgClient.PgClient | PgPool> = Layer.unwrapScoped(
   Effect.map(TestDatabaseUrl, (url) =>
     Layer.merge(
       Layer.succeed(DatabaseUrl, url),

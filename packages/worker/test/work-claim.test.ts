@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Option } from "effect"
+import { PgPool } from "@svc/core/db"
 import { makeLeases } from "../src/engine/leases.js"
 import { enqueue } from "../src/index.js"
 import { status, TestDatabase } from "./harness.js"
@@ -24,8 +25,8 @@ const enqueueInOrder = (kind: string, keys: ReadonlyArray<string>) =>
     return ids
   })
 
-const leasesOf = Effect.map(SqlClient.SqlClient, (sql) =>
-  makeLeases(sql.withoutTransforms(), WORKER, Duration.seconds(30))
+const leasesOf = Effect.zipWith(SqlClient.SqlClient, PgPool, (sql, pool) =>
+  makeLeases(sql.withoutTransforms(), pool, WORKER, Duration.seconds(30))
 )
 
 layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim", (it) => {

@@ -1,5 +1,5 @@
-import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, type Redacted, Schedule } from "effect"
+import { pgPoolLayer } from "./pgPool.js"
 
 export interface DatabaseOptions {
   readonly url: Redacted.Redacted<string>
@@ -18,7 +18,7 @@ export interface DatabaseOptions {
  */
 export const databaseLayer = (options: DatabaseOptions) => {
   const patience = Duration.decode(options.startupPatience ?? Duration.seconds(60))
-  return PgClient.layer({
+  return pgPoolLayer({
     url: options.url,
     applicationName: options.applicationName,
     maxConnections: options.maxConnections ?? 10,

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DefaultServices, Effect, Layer, Schedule, Stream, Tracer } from "effect"
 import { makeAttempt, makeSettle } from "./attempt.js"
+import { PgPool } from "@svc/core/db"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
 import { makeLeases } from "./leases.js"
@@ -24,7 +25,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const pg = yield* PgClient.PgClient
     const registry = yield* WorkHandlers
-    const leases = makeLeases(sql, options.workerId, options.leaseDuration)
+    const leases = makeLeases(sql, yield* PgPool, options.workerId, options.leaseDuration)
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
     // Effect's native tracer (the default) keeps spans in memory only: no attempt span then.
@@ -92,6 +93,6 @@ const make = (input: WorkEngineOptions | undefined) =>
 export class WorkEngine extends Context.Tag("@svc/worker/WorkEngine")<WorkEngine, WorkEngineService>() {
   static readonly layer = (
     options?: WorkEngineOptions
-  ): Layer.Layer<WorkEngine, never, SqlClient.SqlClient | PgClient.PgClient | WorkHandlers> =>
+  ): Layer.Layer<WorkEngine, never, SqlClient.SqlClient | PgClient.PgClient | PgPool | WorkHandlers> =>
     Layer.scoped(WorkEngine, make(options))
 }

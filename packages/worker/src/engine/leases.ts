@@ -1,5 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { preparedStatement } from "@svc/core/db"
+import type pg from "pg"
 import { Duration, Effect, Either, type Option, Schema } from "effect"
 import { WorkCodes, WorkMessages } from "./failure.js"
 import { recordReaped } from "./metrics.js"
@@ -78,6 +80,7 @@ export interface Leases {
 
 export const makeLeases = (
   sql: SqlClient.SqlClient,
+  pool: pg.Pool,
   workerId: string,
   leaseDuration: Duration.Duration
 ): Leases => {
@@ -86,15 +89,23 @@ export const makeLeases = (
     sql`id = ${item.id} AND state = 'running' AND lease_owner = ${workerId} AND attempt_count = ${item.attempt}`
 
   // `work_claim` (migration 0019): a function, so its statements are planned once per connection
-  // instead of on every claim. With an item, it first records that attempt's success (fenced).
+  // instead of on every claim, called as a named prepared statement, so the call itself is too.
+  // With an item, it first records that attempt's success (fenced).
+  const workClaim = preparedStatement<{ readonly finished: boolean | null; readonly id: string | null }>(
+    pool,
+    "svc_work_claim",
+    "SELECT * FROM work_claim($1, $2::text[], $3, 1, $4, $5, $6, $7)"
+  )
   const callClaim = (kinds: ReadonlyArray<string>, succeeded: ClaimedItem | null) =>
-    sql<{ readonly finished: boolean | null; readonly id: string | null }>`
-      SELECT * FROM work_claim(
-        ${workerId}, ${kinds}::text[], ${leaseSeconds}, 1,
-        ${succeeded === null ? null : succeeded.id}, ${succeeded === null ? null : succeeded.attempt},
-        ${WorkCodes.SUCCEEDED}, ${WorkMessages.SUCCEEDED}
-      )
-    `
+    workClaim([
+      workerId,
+      kinds,
+      leaseSeconds,
+      succeeded === null ? null : succeeded.id,
+      succeeded === null ? null : succeeded.attempt,
+      WorkCodes.SUCCEEDED,
+      WorkMessages.SUCCEEDED
+    ])
 
   const claim = (kinds: ReadonlyArray<string>) =>
     Effect.flatMap(callClaim(kinds, null), (rows) => decodeClaimed(rows[0]))

@@ -1,0 +1,86 @@
+import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import pg from "pg"
+
+/**
+ * The `pg` pool behind a process's `PgClient`. `@effect/sql-pg` sends every statement unnamed, so
+ * PostgreSQL parses and plans it on each execution; the few hot statements that gain from a
+ * named prepared statement (the work engine's claim, docs/decisions/performance.md) run on this
+ * same pool with `preparedStatement`. Everything else goes through `SqlClient`.
+ */
+export class PgPool extends Context.Tag("@svc/core/db/PgPool")<PgPool, pg.Pool>() {}
+
+export interface PgPoolOptions {
+  readonly url: Redacted.Redacted<string>
+  /** Shown in pg_stat_activity: which process holds a connection. */
+  readonly applicationName?: string | undefined
+  readonly maxConnections?: number | undefined
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}
+
+/** Opens the pool and checks one connection (within `connectTimeout`); ends it with the scope. */
+const acquirePool = (options: PgPoolOptions) => {
+  const connectTimeout = Duration.decode(options.connectTimeout ?? Duration.seconds(5))
+  return Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(options.url),
+        application_name: options.applicationName ?? "svc",
+        max: options.maxConnections ?? 10,
+        connectionTimeoutMillis: Duration.toMillis(connectTimeout),
+        idleTimeoutMillis: options.idleTimeout === undefined ? undefined : Duration.toMillis(options.idleTimeout)
+      })
+      // An idle client's error (the server restarted) is the pool's to handle: it drops the client.
+      // Without a listener, Node would end the process.
+      pool.on("error", () => {})
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: connectTimeout,
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+    )
+  )
+}
+
+/** `PgClient` and `SqlClient` over one pool, and the pool itself as `PgPool`. */
+export const pgPoolLayer = (
+  options: PgPoolOptions
+): Layer.Layer<PgPool | PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+  Layer.unwrapScoped(
+    Effect.map(acquirePool(options), (pool) =>
+      Layer.merge(
+        Layer.succeed(PgPool, pool),
+        PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: options.applicationName })
+      )
+    )
+  )
+
+/**
+ * A named prepared statement on the pool: parsed and planned once per connection, then only its
+ * parameters are sent. `text` must be constant for `name`. Runs to completion once sent: an
+ * interruption does not cancel it (callers run it uninterruptibly, as the work engine's slots do).
+ */
+export const preparedStatement =
+  <Row extends object>(pool: pg.Pool, name: string, text: string) =>
+  (values: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+    Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
+      pool.query<Row & pg.QueryResultRow>({ name, text, values: values as Array<unknown> }, (error, result) => {
+        resume(
+          error
+            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+            : Effect.succeed(result.rows)
+        )
+      })
+    })
