@@ -34,11 +34,10 @@
 // (the gateway runtime; default .svc-data/runtime, installed if missing).
 import { FetchHttpClient } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { Credentials, make as makeClient } from "@svc/core/client"
 import { defaultInstallationConfig, InstallationConfiguration, ProcessConfiguration } from "@svc/core/config"
-import { Migrations } from "@svc/core/db"
+import { Migrations, pgPoolLayer } from "@svc/core/db"
 import { ComputeDriver, installRuntime, makeLocalCompute } from "@svc/core/drivers/compute"
 import { builtinSecretDriverLayer } from "@svc/core/drivers/secret"
 import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
@@ -273,7 +272,7 @@ const main = async () => {
       log("checking the gateway runtime...")
       await Effect.runPromise(installRuntime(runtimeDir).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
     }
-    const database = PgClient.layer({ url: Redacted.make(url), maxConnections: 10 })
+    const database = pgPoolLayer({ url: Redacted.make(url), maxConnections: 10 })
     const quiet = Logger.minimumLogLevel(LogLevel.Warning)
     runtime = ManagedRuntime.make(Layer.mergeAll(database, quiet))
     await runtime.runPromise(Migrations.run)

@@ -30,7 +30,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
-import { Migrations } from "@svc/core/db"
+import { Migrations, pgPoolLayer } from "@svc/core/db"
 import { freePort, scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles, decide, digestOf, Installation, newOpaqueId, newToken } from "@svc/core/iam"
@@ -121,9 +121,9 @@ const growBindings = async (pool, total) => {
   await pool.query("ANALYZE access_bindings; ANALYZE principals; ANALYZE roles")
 }
 
-/** The full stack: our pipeline, every group, authentication and authorization, on PgClient. */
+/** The full stack: our pipeline, every group, authentication and authorization, on the process pool (pgPoolLayer, as databaseLayer). */
 const fullStack = async (url, port) => {
-  const database = PgClient.layer({ url: Redacted.make(url), maxConnections: POOL })
+  const database = pgPoolLayer({ url: Redacted.make(url), maxConnections: POOL })
   const app = httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }).pipe(
     Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),
     Layer.provide(Layer.succeed(AuthSettings, AuthSettings.from({ baseUrl: BASE_URL, production: false }))),
