@@ -24,7 +24,7 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile, runMigra
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import pg from "pg"
-import { admin, int, startProfile, urlFor } from "./lib/bench.mjs"
+import { admin, int, serverCpu, startProfile, urlFor } from "./lib/bench.mjs"
 
 const ITEMS = int("BENCH_ITEMS", 5000)
 const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 300)
@@ -209,6 +209,9 @@ const graphile = {
 
 const vacuum = (url) => admin(url, (client) => client.query("VACUUM ANALYZE"))
 
+/** PostgreSQL's CPU so far (µs), when the server runs on this machine; set in main. */
+let postgresCpu = () => null
+
 const measure = async (system, url, concurrency) => {
   // Throughput: a backlog drained from a cold start.
   await system.reset()
@@ -216,6 +219,7 @@ const measure = async (system, url, concurrency) => {
   await vacuum(url)
   current = new Recorder(ITEMS)
   const cpu0 = process.cpuUsage()
+  const pgCpu0 = postgresCpu()
   // BENCH_PROFILE=<file>: CPU-profile our engine's 1-fiber drain (start-up included).
   const stopProfile = await startProfile(system.name === (process.env.BENCH_PROFILE_SYSTEM ?? ours.name) && concurrency === 1 ? process.env.BENCH_PROFILE : undefined)
   // Statements both systems send while draining (both use this process's `pg`).
@@ -229,6 +233,9 @@ const measure = async (system, url, concurrency) => {
     const used = process.cpuUsage(cpu0)
     // This process's CPU (user + system) per item while draining: the cost of the worker itself.
     const cpu = (used.user + used.system) / ITEMS
+    const pgCpu1 = postgresCpu()
+    // The server's CPU per item over the same drain (its backends, WAL writer and checkpointer).
+    const pgCpu = pgCpu0 === null || pgCpu1 === null ? Number.NaN : (pgCpu1 - pgCpu0) / ITEMS
 
     // Latency: single items on idle workers.
     await sleep(500)
@@ -238,7 +245,7 @@ const measure = async (system, url, concurrency) => {
       await sleep(LATENCY_GAP_MS)
     }
     await withTimeout(current.done, PHASE_TIMEOUT_MS, `${system.name} x${concurrency} latency`)
-    const result = { rate, cpu, perItem, p50: current.percentile(0.5), p99: current.percentile(0.99) }
+    const result = { rate, cpu, pgCpu, perItem, p50: current.percentile(0.5), p99: current.percentile(0.99) }
     await sleep(200)
     return result
   } finally {
@@ -265,6 +272,7 @@ const main = async () => {
     for (const name of Object.values(databases)) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`)
   })
   const version = await admin(adminUrl, (client) => client.query("SHOW server_version"))
+  postgresCpu = await serverCpu(adminUrl)
   const urls = { ours: urlFor(adminUrl, databases.ours), graphile: urlFor(adminUrl, databases.graphile) }
   const results = []
   try {
@@ -292,8 +300,8 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; throughput: ${ITEMS} no-op items; ` +
       `claim latency: ${LATENCY_ITEMS} items ${LATENCY_GAP_MS} ms apart on idle workers`,
     "",
-    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | CPU ratio | statements/item ours / graphile |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | CPU ratio | PostgreSQL CPU µs/item ours / graphile | statements/item ours / graphile |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const concurrency of CONCURRENCIES) {
     const a = results.find((r) => r.key === "ours" && r.concurrency === concurrency)
@@ -302,7 +310,7 @@ const main = async () => {
       `| ${concurrency} | ${fmt(a.rate, 0)} | ${fmt(b.rate, 0)} | ${fmt(a.rate / b.rate, 2)} | ` +
         `${fmt(a.p50, 1)} / ${fmt(a.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
         `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} | ${fmt(a.cpu / b.cpu, 2)} | ` +
-        `${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
+        `${fmt(a.pgCpu, 0)} / ${fmt(b.pgCpu, 0)} | ${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
     )
   }
   console.log(lines.join("\n"))

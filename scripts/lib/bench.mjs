@@ -50,3 +50,45 @@ export const startProfile = async (file) => {
     session.disconnect()
   }
 }
+
+/**
+ * The server's CPU (user + system, µs) so far, when it runs on this machine: the postmaster's own,
+ * its exited children's (reaped backends), and its live children's, from /proc. Resolves to a
+ * function returning null where /proc or the server's processes cannot be read (a remote server).
+ */
+export const serverCpu = async (adminUrl) => {
+  const fs = await import("node:fs")
+  const ticks = 1_000_000 / 100 // µs per clock tick (USER_HZ is 100 on Linux)
+  const stat = (pid) => {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the command name (which may hold spaces), numbered from 3.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+    return { ppid: Number(fields[1]), utime: Number(fields[11]), stime: Number(fields[12]), cutime: Number(fields[13]), cstime: Number(fields[14]) }
+  }
+  let postmaster
+  try {
+    const pid = (await admin(adminUrl, (client) => client.query("SELECT pg_backend_pid() AS pid"))).rows[0].pid
+    postmaster = stat(pid).ppid
+    stat(postmaster)
+  } catch {
+    return () => null
+  }
+  return () => {
+    try {
+      const self = stat(postmaster)
+      let total = self.utime + self.stime + self.cutime + self.cstime
+      for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue
+        try {
+          const child = stat(entry)
+          if (child.ppid === postmaster) total += child.utime + child.stime
+        } catch {
+          // The process ended meanwhile: its time is in the postmaster's cutime now.
+        }
+      }
+      return total * ticks
+    } catch {
+      return null
+    }
+  }
+}
