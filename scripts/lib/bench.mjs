@@ -67,8 +67,8 @@ export const serverCpu = async (adminUrl) => {
   }
   let postmaster
   try {
-    const pid = (await admin(adminUrl, (client) => client.query("SELECT pg_backend_pid() AS pid"))).rows[0].pid
-    postmaster = stat(pid).ppid
+    // Read while the backend is alive: its parent is the postmaster.
+    postmaster = await admin(adminUrl, async (client) => stat((await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).ppid)
     stat(postmaster)
   } catch {
     return () => null

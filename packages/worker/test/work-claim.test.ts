@@ -26,7 +26,7 @@ const enqueueInOrder = (kind: string, keys: ReadonlyArray<string>) =>
   })
 
 const leasesOf = Effect.zipWith(SqlClient.SqlClient, PgPool, (sql, pool) =>
-  makeLeases(sql.withoutTransforms(), pool, WORKER, Duration.seconds(30))
+  makeLeases(sql.withoutTransforms(), pool, WORKER, Duration.seconds(30), 1)
 )
 
 layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim", (it) => {

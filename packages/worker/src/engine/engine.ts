@@ -25,7 +25,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const pg = yield* PgClient.PgClient
     const registry = yield* WorkHandlers
-    const leases = makeLeases(sql, yield* PgPool, options.workerId, options.leaseDuration)
+    const leases = makeLeases(sql, yield* PgPool, options.workerId, options.leaseDuration, options.concurrency)
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
     // Effect's native tracer (the default) keeps spans in memory only: no attempt span then.

@@ -1,8 +1,8 @@
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { preparedStatement } from "@svc/core/db"
 import type pg from "pg"
 import { Duration, Effect, Either, type Option, Schema } from "effect"
+import { makeClaimBatch } from "./claimBatch.js"
 import { WorkCodes, WorkMessages } from "./failure.js"
 import { recordReaped } from "./metrics.js"
 
@@ -82,37 +82,25 @@ export const makeLeases = (
   sql: SqlClient.SqlClient,
   pool: pg.Pool,
   workerId: string,
-  leaseDuration: Duration.Duration
+  leaseDuration: Duration.Duration,
+  /** How many slots share these leases (the engine's concurrency): one has no claims to coalesce. */
+  slots: number
 ): Leases => {
   const leaseSeconds = Duration.toMillis(leaseDuration) / 1000
   const fence = (item: ClaimedItem) =>
     sql`id = ${item.id} AND state = 'running' AND lease_owner = ${workerId} AND attempt_count = ${item.attempt}`
 
-  // `work_claim` (migration 0019): a function, so its statements are planned once per connection
-  // instead of on every claim, called as a named prepared statement, so the call itself is too.
-  // With an item, it first records that attempt's success (fenced).
-  const workClaim = preparedStatement<{ readonly finished: boolean | null; readonly id: string | null }>(
-    pool,
-    "svc_work_claim",
-    "SELECT * FROM work_claim($1, $2::text[], $3, 1, $4, $5, $6, $7)"
-  )
-  const callClaim = (kinds: ReadonlyArray<string>, succeeded: ClaimedItem | null) =>
-    workClaim([
-      workerId,
-      kinds,
-      leaseSeconds,
-      succeeded === null ? null : succeeded.id,
-      succeeded === null ? null : succeeded.attempt,
-      WorkCodes.SUCCEEDED,
-      WorkMessages.SUCCEEDED
-    ])
+  // `work_claim_batch` (migration 0020), a function whose statements are planned once per
+  // connection, called as a named prepared statement; the slots' requests are coalesced into one
+  // call while another is on the wire. With an item, the call first records that attempt's success.
+  const claimBatch = makeClaimBatch(pool, workerId, leaseSeconds, slots)
 
   const claim = (kinds: ReadonlyArray<string>) =>
-    Effect.flatMap(callClaim(kinds, null), (rows) => decodeClaimed(rows[0]))
+    Effect.flatMap(claimBatch({ kinds, succeeded: null }), (answer) => decodeClaimed(answer.row))
 
   const succeedAndClaim = (item: ClaimedItem, kinds: ReadonlyArray<string>) =>
-    Effect.flatMap(callClaim(kinds, item), (rows) =>
-      Effect.map(decodeClaimed(rows[0]), (next) => ({ succeeded: rows[0]?.finished === true, next }))
+    Effect.flatMap(claimBatch({ kinds, succeeded: item }), (answer) =>
+      Effect.map(decodeClaimed(answer.row), (next) => ({ succeeded: answer.succeeded, next }))
     )
 
   const renew = (item: ClaimedItem) =>

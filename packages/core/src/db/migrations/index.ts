@@ -19,6 +19,7 @@ import m0016 from "./0016_service_accounts.js"
 import m0017 from "./0017_credential_sources.js"
 import m0018 from "./0018_agent_repository_sessions.js"
 import m0019 from "./0019_work_claim_functions.js"
+import m0020 from "./0020_work_claim_batch.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -43,5 +44,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_service_accounts": m0016,
   "0017_credential_sources": m0017,
   "0018_agent_repository_sessions": m0018,
-  "0019_work_claim_functions": m0019
+  "0019_work_claim_functions": m0019,
+  "0020_work_claim_batch": m0020
 }
