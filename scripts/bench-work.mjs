@@ -233,6 +233,7 @@ const measure = async (system, url, concurrency) => {
     const used = process.cpuUsage(cpu0)
     // This process's CPU (user + system) per item while draining: the cost of the worker itself.
     const cpu = (used.user + used.system) / ITEMS
+    const cpuUser = used.user / ITEMS
     const pgCpu1 = postgresCpu()
     // The server's CPU per item over the same drain (its backends, WAL writer and checkpointer).
     const pgCpu = pgCpu0 === null || pgCpu1 === null ? Number.NaN : (pgCpu1 - pgCpu0) / ITEMS
@@ -245,7 +246,7 @@ const measure = async (system, url, concurrency) => {
       await sleep(LATENCY_GAP_MS)
     }
     await withTimeout(current.done, PHASE_TIMEOUT_MS, `${system.name} x${concurrency} latency`)
-    const result = { rate, cpu, pgCpu, perItem, p50: current.percentile(0.5), p99: current.percentile(0.99) }
+    const result = { rate, cpu, cpuUser, pgCpu, perItem, p50: current.percentile(0.5), p99: current.percentile(0.99) }
     await sleep(200)
     return result
   } finally {
@@ -300,7 +301,7 @@ const main = async () => {
     `PostgreSQL ${version.rows[0].server_version}, Node ${process.version}; throughput: ${ITEMS} no-op items; ` +
       `claim latency: ${LATENCY_ITEMS} items ${LATENCY_GAP_MS} ms apart on idle workers`,
     "",
-    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item ours / graphile | CPU ratio | PostgreSQL CPU µs/item ours / graphile | statements/item ours / graphile |",
+    "| fibers | ours items/s | graphile items/s | ratio | ours claim p50 / p99 ms | graphile claim p50 / p99 ms | ratio p50 / p99 | worker CPU µs/item (user) ours / graphile | CPU ratio | PostgreSQL CPU µs/item ours / graphile | statements/item ours / graphile |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   for (const concurrency of CONCURRENCIES) {
@@ -309,7 +310,7 @@ const main = async () => {
     lines.push(
       `| ${concurrency} | ${fmt(a.rate, 0)} | ${fmt(b.rate, 0)} | ${fmt(a.rate / b.rate, 2)} | ` +
         `${fmt(a.p50, 1)} / ${fmt(a.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
-        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} / ${fmt(b.cpu, 0)} | ${fmt(a.cpu / b.cpu, 2)} | ` +
+        `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} (${fmt(a.cpuUser, 0)}) / ${fmt(b.cpu, 0)} (${fmt(b.cpuUser, 0)}) | ${fmt(a.cpu / b.cpu, 2)} | ` +
         `${fmt(a.pgCpu, 0)} / ${fmt(b.pgCpu, 0)} | ${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
     )
   }
