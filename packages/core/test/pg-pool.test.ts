@@ -1,12 +1,11 @@
 /**
- * `pgPoolLayer`: the process's `SqlClient` and `PgPool` over one `pg` pool, and
- * `preparedStatement`, the named prepared statements the work engine's claim runs as.
+ * `pgPoolLayer`: the process's `SqlClient` and `PgPool` over one `pg` pool, on which the work
+ * engine sends its claim as a named prepared statement.
  */
 import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
-import { PgPool, pgPoolLayer, preparedStatement } from "@svc/core/db"
-import { Effect, Either, Exit, Fiber, Layer, Redacted } from "effect"
+import { PgPool, pgPoolLayer } from "@svc/core/db"
+import { Effect, Exit, Layer, Redacted } from "effect"
 import * as net from "node:net"
 import { TestDatabaseUrl } from "../../../testing/database.js"
 
@@ -65,55 +64,29 @@ describe("pgPoolLayer", () => {
     }))
 })
 
-describe("preparedStatement", () => {
-  it.scoped("is prepared once per connection under its name and reused, with its parameters bound each time", () =>
+describe("named statements on PgPool", () => {
+  it.scoped("are prepared once per connection under their name and reused, with their parameters bound each time", () =>
     Effect.gen(function* () {
       const pool = yield* PgPool
-      const square = preparedStatement<{ readonly n: number; readonly sq: number }>(
-        pool,
-        "svc_test_square",
-        "SELECT $1::int AS n, ($1::int * $1::int) AS sq"
-      )
+      const square = (n: number) =>
+        Effect.promise(() =>
+          pool.query<{ n: number; sq: number }>({
+            name: "svc_test_square",
+            text: "SELECT $1::int AS n, ($1::int * $1::int) AS sq",
+            values: [n]
+          })
+        ).pipe(Effect.map((result) => result.rows))
       expect(yield* preparedOnBackend("svc_test_square")).toEqual([])
-      expect(yield* square([3])).toEqual([{ n: 3, sq: 9 }])
-      expect(yield* square([12])).toEqual([{ n: 12, sq: 144 }])
+      expect(yield* square(3)).toEqual([{ n: 3, sq: 9 }])
+      expect(yield* square(12)).toEqual([{ n: 12, sq: 144 }])
+      // The SqlClient's statements run on the same connection and see the prepared statement.
       const prepared = yield* preparedOnBackend("svc_test_square")
       expect(prepared).toEqual([{ name: "svc_test_square", statement: "SELECT $1::int AS n, ($1::int * $1::int) AS sq" }])
-      // Prepared once: a third call adds no second statement, and the plan counters show reuse.
-      yield* square([5])
+      yield* square(5)
       const sql = yield* SqlClient.SqlClient
       const [plans] = yield* sql<{ readonly calls: number }>`
         SELECT (generic_plans + custom_plans)::int AS calls FROM pg_prepared_statements WHERE name = 'svc_test_square'
       `
       expect(plans).toEqual({ calls: 3 })
-    }).pipe(Effect.provide(onePool)))
-
-  it.scoped("a failing statement is a SqlError with the driver's error as its cause; the connection serves the next one", () =>
-    Effect.gen(function* () {
-      const pool = yield* PgPool
-      const divide = preparedStatement<{ readonly q: number }>(pool, "svc_test_divide", "SELECT 10 / $1::int AS q")
-      const failed = yield* Effect.either(divide([0]))
-      expect(Either.isLeft(failed)).toBe(true)
-      const error = Either.isLeft(failed) ? failed.left : null
-      expect(error).toBeInstanceOf(SqlError)
-      expect(error?.message).toBe("Failed to execute statement")
-      expect((error?.cause as { code?: string }).code).toBe("22012")
-      expect(yield* divide([5])).toEqual([{ q: 2 }])
-      expect(pool.totalCount).toBe(1)
-    }).pipe(Effect.provide(onePool)))
-
-  it.scopedLive("an interrupted call is not cancelled: the statement completes and its connection returns to the pool", () =>
-    Effect.gen(function* () {
-      const pool = yield* PgPool
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE TABLE svc_test_marks (at timestamptz NOT NULL)`
-      const mark = preparedStatement(pool, "svc_test_mark", "INSERT INTO svc_test_marks SELECT now() FROM pg_sleep($1::float8)")
-      const call = yield* Effect.fork(mark([0.3]))
-      yield* Effect.sleep("50 millis")
-      yield* Fiber.interrupt(call)
-      // The next statement waits for the one connection, which the insert still holds.
-      const [row] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM svc_test_marks`
-      expect(row).toEqual({ n: 1 })
-      expect(pool.totalCount).toBe(1)
     }).pipe(Effect.provide(onePool)))
 })

@@ -2,11 +2,11 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { expect, layer } from "@effect/vitest"
 import { PgPool } from "@svc/core/db"
-import { Duration, Effect, Either, Option } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, Option } from "effect"
 import type pg from "pg"
 import { type ClaimedItem, makeLeases } from "../src/engine/leases.js"
 import { enqueue } from "../src/index.js"
-import { status, TestDatabase } from "./harness.js"
+import { eventually, status, TestDatabase } from "./harness.js"
 
 /**
  * `work_claim_batch` (migration 0020) and the engine's coalescing of its slots' claims
@@ -163,5 +163,38 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim_
       )
       expect(retried.map((answer) => answer.succeeded)).toEqual([true, true])
       expect((yield* status(ids[0]!)).state).toBe("succeeded")
+    }))
+
+  it.effect("a call once sent runs to its end: an interrupted request's claim is made, only its answer is lost", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { leases } = yield* leasesFor(1)
+      const [item] = yield* enqueueInOrder("batch.i", ["i1"])
+      // A SHARE lock on the table makes the call's UPDATE wait on the server until it is released.
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* sql
+        .withTransaction(
+          sql`LOCK TABLE work_items IN SHARE MODE`.pipe(
+            Effect.zipRight(Deferred.succeed(locked, undefined)),
+            Effect.zipRight(Deferred.await(release))
+          )
+        )
+        .pipe(Effect.fork)
+      yield* Deferred.await(locked)
+      const request = yield* Effect.fork(leases.claim(["batch.i"]))
+      yield* eventually(
+        sql<{ readonly n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE '%work_claim(%'
+        `,
+        (rows) => rows[0]?.n === 1
+      )
+      yield* Fiber.interrupt(request)
+      expect((yield* status(item!)).state).toBe("queued")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      const after = yield* eventually(status(item!), (s) => s.state === "running")
+      expect(after).toMatchObject({ state: "running", leaseOwner: WORKER, attemptCount: 1 })
     }))
 })

@@ -1,6 +1,6 @@
 export * as Migrations from "./migrate.js"
 export { databaseLayer, type DatabaseOptions } from "./pg.js"
-export { PgPool, pgPoolLayer, type PgPoolOptions, preparedStatement } from "./pgPool.js"
+export { PgPool, pgPoolLayer, type PgPoolOptions } from "./pgPool.js"
 export * from "./unavailable.js"
 export { isForeignKeyViolation, isUniqueViolation, sqlStateOf } from "./sqlState.js"
 export { afterCursor, type PageQuery, pageQuery } from "./pageQuery.js"

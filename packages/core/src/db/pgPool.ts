@@ -7,8 +7,9 @@ import pg from "pg"
 /**
  * The `pg` pool behind a process's `PgClient`. `@effect/sql-pg` sends every statement unnamed, so
  * PostgreSQL parses and plans it on each execution; the few hot statements that gain from a
- * named prepared statement (the work engine's claim, docs/decisions/performance.md) run on this
- * same pool with `preparedStatement`. Everything else goes through `SqlClient`.
+ * named prepared statement (the work engine's claim, docs/decisions/performance.md) are sent on
+ * this same pool with `pool.query({ name, text, values })`. Everything else goes through
+ * `SqlClient`.
  */
 export class PgPool extends Context.Tag("@svc/core/db/PgPool")<PgPool, pg.Pool>() {}
 
@@ -66,21 +67,3 @@ export const pgPoolLayer = (
       )
     )
   )
-
-/**
- * A named prepared statement on the pool: parsed and planned once per connection, then only its
- * parameters are sent. `text` must be constant for `name`. Runs to completion once sent: an
- * interruption does not cancel it (callers run it uninterruptibly, as the work engine's slots do).
- */
-export const preparedStatement =
-  <Row extends object>(pool: pg.Pool, name: string, text: string) =>
-  (values: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
-    Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
-      pool.query<Row & pg.QueryResultRow>({ name, text, values: values as Array<unknown> }, (error, result) => {
-        resume(
-          error
-            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
-            : Effect.succeed(result.rows)
-        )
-      })
-    })
