@@ -4,10 +4,10 @@
  */
 export {
   EmbeddedPostgresError,
-  freePort,
   type EmbeddedPostgresOptions,
   type RunningPostgres,
   scratchDir,
   startEmbeddedPostgres
 } from "./server.js"
+export { freePort, freePortDrawn } from "./freePort.js"
 export { inspectStaleLock, type LockState } from "./staleLock.js"

