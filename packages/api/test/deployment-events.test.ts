@@ -185,8 +185,20 @@ describe("deployment events", () => {
         const revision = yield* deploy
         const events = yield* open(revision)
         expect((yield* nextStatus(events))!.status).toBe("queued")
-        yield* silently(claim(revision))
-        expect((yield* status(revision)).status).toBe("running")
+        // The first event is sent before the stream subscribes and re-reads; a change written
+        // before that re-read would be sent by it. A notified change first: once its event is here,
+        // the subscription is live, and one heartbeat later no earlier notification is in flight.
+        yield* claim(revision)
+        expect((yield* nextStatus(events))!.status).toBe("running")
+        expect(yield* events.next).toBe(": heartbeat")
+        // The attempt failed and the item waits for its retry, written without a notification.
+        yield* silently(sql`
+          UPDATE work_items SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,
+            next_attempt_at = now() + interval '1 hour', last_attempt_at = now(),
+            last_attempt_code = 'INTERNAL_ERROR', last_attempt_message = 'The work failed.', updated_at = now()
+          WHERE kind = 'agent.deploy' AND key = ${revision}
+        `)
+        expect((yield* status(revision)).status).toBe("queued")
         // Heartbeats go on; no status event comes between them.
         for (let i = 0; i < 4; i++) expect(yield* events.next).toBe(": heartbeat")
         yield* sql`SELECT pg_notify('svc_deployment', ${revision})`
