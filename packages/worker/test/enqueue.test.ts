@@ -2,8 +2,25 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Option, Ref, Stream } from "effect"
+import pg from "pg"
 import { enqueue, getWorkItem, WORK_CHANNEL } from "../src/index.js"
 import { eventually, status, TestDatabase } from "./harness.js"
+
+/** How many statements this process's `pg` clients sent while `effect` ran, beside its result. */
+const statementsSent = <A extends object, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const counter = { statements: 0 }
+      const original = pg.Client.prototype.query
+      pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
+        counter.statements++
+        return (original as (...a: Array<unknown>) => unknown).apply(this, args)
+      } as typeof original
+      return { counter, original }
+    }),
+    ({ counter }) => Effect.map(effect, (result) => ({ ...result, statements: counter.statements })),
+    ({ original }) => Effect.sync(() => (pg.Client.prototype.query = original))
+  )
 
 class Rollback {
   readonly _tag = "Rollback"
@@ -107,9 +124,13 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("enqueue", (
             return result
           })
         )
+        // Outside a transaction: the item and its notification in one statement, one commit.
+        const outside = yield* statementsSent(enqueue({ kind: "enq.outside", key: "k1" }))
+        expect(outside.created).toBe(true)
+        expect(outside.statements).toBe(1)
         yield* sql`SELECT pg_notify(${WORK_CHANNEL}, 'end')`
         const seen = yield* eventually(Ref.get(received), (all) => all.includes("end"))
-        expect(seen.filter((kind) => kind !== "probe")).toEqual(["enq.committed", "end"])
+        expect(seen.filter((kind) => kind !== "probe")).toEqual(["enq.committed", "enq.outside", "end"])
         expect((yield* status(committed.item.id)).state).toBe("queued")
         yield* Fiber.interrupt(listener)
       }))

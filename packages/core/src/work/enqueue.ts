@@ -59,19 +59,21 @@ export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlEr
 
   // A concurrent finish of the existing item can make both statements miss: try again.
   for (let round = 0; round < 3; round++) {
+    // The notification is sent by the same statement: outside a transaction, the item and its
+    // wake-up commit together, in one round trip (it is delivered at commit, as always).
     const inserted = yield* sql`
-      INSERT INTO work_items (id, kind, key, payload, next_attempt_at, deadline_at)
-      VALUES (
-        ${crypto.randomUUID()}, ${options.kind}, ${options.key}, ${payload}::jsonb,
-        now() + make_interval(secs => ${delay}), ${deadline}
+      WITH inserted AS (
+        INSERT INTO work_items (id, kind, key, payload, next_attempt_at, deadline_at)
+        VALUES (
+          ${crypto.randomUUID()}, ${options.kind}, ${options.key}, ${payload}::jsonb,
+          now() + make_interval(secs => ${delay}), ${deadline}
+        )
+        ON CONFLICT (kind, key) WHERE state IN ('queued', 'running') DO NOTHING
+        RETURNING ${sql.literal(workItemColumns)}
       )
-      ON CONFLICT (kind, key) WHERE state IN ('queued', 'running') DO NOTHING
-      RETURNING ${sql.literal(workItemColumns)}
+      SELECT inserted.* FROM inserted CROSS JOIN LATERAL pg_notify(${WORK_CHANNEL}, inserted.kind) AS notified
     `
-    if (inserted.length > 0) {
-      yield* sql`SELECT pg_notify(${WORK_CHANNEL}, ${options.kind})`
-      return { created: true, item: yield* decodeWorkItem(inserted[0]) }
-    }
+    if (inserted.length > 0) return { created: true, item: yield* decodeWorkItem(inserted[0]) }
     const existing = yield* sql`
       SELECT ${sql.literal(workItemColumns)} FROM work_items
       WHERE kind = ${options.kind} AND key = ${options.key} AND state IN ('queued', 'running')
