@@ -41,12 +41,13 @@ const SINGLE = {
 const failed = (error: Error) => Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
 
 /**
- * One worker's claims, coalesced (group commit): a request made while a call is on the wire waits
- * for it to answer and goes out with the others that arrived meanwhile, in one call of
- * `work_claim_batch` (migration 0020), a named prepared statement. One call is on the wire at a
- * time, so an idle worker's single slot is answered at once and a busy worker's slots share a
- * commit. Each request gets its own answer: whether its success was recorded (fenced per item) and
- * at most one claimed row. Requests for different kind lists never share a call.
+ * One worker's claims, coalesced (group commit): the requests its slots make in one turn of the
+ * event loop (slots answered by the same call run on together and ask again together) go out at
+ * the end of that turn (`setImmediate`) in one call of `work_claim_batch` (migration 0020), a
+ * named prepared statement: one round trip and one commit for them all. A request alone goes as
+ * `work_claim`, and a worker with a single slot sends at once. Calls do not wait for each other.
+ * Each request gets its own answer: whether its success was recorded (fenced per item) and at
+ * most one claimed row. Requests for different kind lists never share a call.
  *
  * Once sent, a call runs to completion: a request whose fiber is interrupted meanwhile loses its
  * answer, so callers request uninterruptibly (the slots do), as with any claim.
