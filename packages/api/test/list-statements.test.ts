@@ -65,9 +65,11 @@ describe("list statements", () => {
         for (const [path, answer] of Object.entries(answers)) {
           for (const headers of [key.headers, human.headers]) {
             expectData(yield* send(baseUrl, "GET", path, headers), 200)
-            const { result, statements } = yield* counted(send(baseUrl, "GET", path, headers))
+            const { result, statements, names } = yield* counted(send(baseUrl, "GET", path, headers))
             expect(answer(expectData(result, 200))).toEqual(expected[path])
             expect({ path, statements }).toEqual({ path, statements: 1 })
+            // A named prepared statement: parsed and planned once per connection.
+            expect(names).toEqual([expect.stringMatching(/^svc_credential_[0-9a-f]{24}$/)])
           }
         }
         const stranger = yield* seedServiceKey("installation-stranger")

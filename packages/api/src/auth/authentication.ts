@@ -4,7 +4,9 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { DependencyUnavailable, Forbidden, Unauthenticated } from "@svc/core/errors"
 import type { Caller } from "@svc/core/iam"
+import { PgPool } from "@svc/core/db"
 import { Effect, Layer, Option } from "effect"
+import type pg from "pg"
 import { credentialResolvers } from "./credentials.js"
 import { type Preauthorization, routeKey } from "./preauthorization.js"
 import { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
@@ -25,11 +27,12 @@ const sessionKeyMismatch = (header: string | undefined, caller: Caller): Unauthe
 
 /**
  * Authenticates a request from storage, over one SqlClient and AuthSettings (taken once, so a
- * request provides nothing). With a `preauthorization`, the credential statement also decides
- * it (and reads its row) for the handler; the credential checks are the same.
+ * request provides nothing), its credential statements named on `pool` when given. With a
+ * `preauthorization`, the credential statement also decides it (and reads its row) for the
+ * handler; the credential checks are the same.
  */
-export const authenticator = (sql: SqlClient.SqlClient, settings: AuthSettingsShape) => {
-  const resolve = credentialResolvers(sql)
+export const authenticator = (sql: SqlClient.SqlClient, settings: AuthSettingsShape, pool?: pg.Pool) => {
+  const resolve = credentialResolvers(sql, pool)
   return (preauthorization: Preauthorization | undefined): Effect.Effect<
     Caller,
     Unauthenticated | Forbidden | DependencyUnavailable,
@@ -89,7 +92,7 @@ export const authenticationLayer = (preauthorizations: ReadonlyArray<Preauthoriz
   Layer.effect(
     Authentication,
     Effect.gen(function* () {
-      const authenticateWith = authenticator(yield* SqlClient.SqlClient, yield* AuthSettings)
+      const authenticateWith = authenticator(yield* SqlClient.SqlClient, yield* AuthSettings, yield* PgPool)
       const folded = new Map(preauthorizations.map((p) => [routeKey(p.endpoint.method, p.endpoint.path), authenticateWith(p)]))
       const alone = authenticateWith(undefined)
       if (folded.size === 0) return alone

@@ -1,9 +1,11 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { type Caller, digestOf } from "@svc/core/iam"
 import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, UserId } from "@svc/core/schema"
 import { Effect, Either, Option, Schema } from "effect"
+import * as crypto from "node:crypto"
+import type pg from "pg"
 import { type Preauthorization, preauthorizationSql, recordPreauthorized } from "./preauthorization.js"
 
 // On the hot path of every authenticated request: one statement per credential. With an
@@ -50,21 +52,47 @@ type Digest = ReturnType<typeof digestOf> | typeof DIGEST
 /** Stands for the credential's digest while a statement is compiled; never sent. */
 const DIGEST = "\u0000svc-credential-digest"
 
+/** A statement as the lookups run it: its rows, or the database's error. */
+type Run = (digest: Digest) => Effect.Effect<ReadonlyArray<Row>, SqlError>
+
 /**
  * A credential statement compiled once (its text and fixed parameters), then run per request
  * with the request's digest as its one varying parameter: building and compiling the fragments
  * (the credential, the decision's predicate, the row) took more CPU per request than the rest of
  * `@effect/sql`'s statement path. The statement run is the same text and parameters as before.
+ *
+ * Given the process's pool (`PgPool`), it runs as a named prepared statement there: PostgreSQL
+ * parses and plans this many-join statement once per connection instead of on every request,
+ * and the request skips `@effect/sql`'s statement path (docs/decisions/performance.md). Such a
+ * statement is not cancelled when its request is interrupted (the client went away); it is a
+ * short read and its answer is dropped.
  */
-const compiledOnce = (sql: SqlClient.SqlClient, statement: (digest: Digest) => Statement.Statement<Row>) => {
+const compiledOnce = (
+  sql: SqlClient.SqlClient,
+  pool: pg.Pool | undefined,
+  statement: (digest: Digest) => Statement.Statement<Row>
+): Run => {
   const [text, params] = statement(DIGEST).compile()
   const at = params.indexOf(DIGEST)
   if (at < 0 || params.indexOf(DIGEST, at + 1) >= 0) throw new Error("a credential statement takes its digest exactly once")
-  return (digest: Digest): Statement.Statement<Row> => {
+  const valuesWith = (digest: Digest) => {
     const values = params.slice()
     values[at] = digest
-    return sql.unsafe<Row>(text, values)
+    return values
   }
+  if (pool === undefined) return (digest) => sql.unsafe<Row>(text, valuesWith(digest))
+  // Named by its text: the same name always means the same statement, on every connection.
+  const name = `svc_credential_${crypto.createHash("sha256").update(text).digest("hex").slice(0, 24)}`
+  return (digest) =>
+    Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
+      pool.query<Row & pg.QueryResultRow>({ name, text, values: valuesWith(digest) as Array<unknown> }, (error, result) => {
+        resume(
+          error
+            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+            : Effect.succeed(result.rows)
+        )
+      })
+    })
 }
 
 /**
@@ -73,16 +101,17 @@ const compiledOnce = (sql: SqlClient.SqlClient, statement: (digest: Digest) => S
  */
 const compiledPer = (
   sql: SqlClient.SqlClient,
+  pool: pg.Pool | undefined,
   build: (digest: Digest, preauthorization: Preauthorization | undefined) => Statement.Statement<Row>
 ) => {
-  const compiled = new Map<Preauthorization | undefined, (digest: Digest) => Statement.Statement<Row>>()
-  return (digest: Digest, preauthorization: Preauthorization | undefined): Statement.Statement<Row> => {
-    let statement = compiled.get(preauthorization)
-    if (statement === undefined) {
-      statement = compiledOnce(sql, (placeholder) => build(placeholder, preauthorization))
-      compiled.set(preauthorization, statement)
+  const compiled = new Map<Preauthorization | undefined, Run>()
+  return (digest: Digest, preauthorization: Preauthorization | undefined): Effect.Effect<ReadonlyArray<Row>, SqlError> => {
+    let run = compiled.get(preauthorization)
+    if (run === undefined) {
+      run = compiledOnce(sql, pool, (placeholder) => build(placeholder, preauthorization))
+      compiled.set(preauthorization, run)
     }
-    return statement(digest)
+    return run(digest)
   }
 }
 
@@ -112,13 +141,14 @@ const serviceKeyRow = credentialRow(ServiceKeyCredentialRow)
 const sessionRow = credentialRow(SessionCredentialRow)
 
 /**
- * The credential lookups over one SqlClient (taken once, not from each request's context). Each
- * is one statement, and its row decoded synchronously: the hot path of every request. They open
- * no span of their own: the middleware's `Auth.authenticate` span is theirs (a nested span costs
- * two context and fiber-ref copies per request); the standalone lookups below open one each.
+ * The credential lookups over one SqlClient (taken once, not from each request's context) and,
+ * when given, the pool behind it for named statements (the middleware's). Each is one statement,
+ * and its row decoded synchronously: the hot path of every request. They open no span of their
+ * own: the middleware's `Auth.authenticate` span is theirs (a nested span costs two context and
+ * fiber-ref copies per request); the standalone lookups below open one each.
  */
-export const credentialResolvers = (sql: SqlClient.SqlClient) => {
-  const serviceKeyStatement = compiledPer(sql, (digest, preauthorization) =>
+export const credentialResolvers = (sql: SqlClient.SqlClient, pool?: pg.Pool) => {
+  const serviceKeyStatement = compiledPer(sql, pool, (digest, preauthorization) =>
     withPreauthorization(sql, sql`
       SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace,
              p.namespace_id AS principal_namespace
@@ -127,7 +157,7 @@ export const credentialResolvers = (sql: SqlClient.SqlClient) => {
         AND p.deleted_at IS NULL AND p.kind = 'service'
     `, preauthorization, sql`svc_credential.principal_namespace`))
   // A human principal is never Namespace-scoped (its Caller's namespaceId is null).
-  const sessionStatement = compiledPer(sql, (digest, preauthorization) =>
+  const sessionStatement = compiledPer(sql, pool, (digest, preauthorization) =>
     withPreauthorization(sql, sql`
       SELECT s.id, s.session_key, a.id AS account_id, a.principal_id
       FROM sessions s
