@@ -43,9 +43,11 @@ describe("list statements", () => {
         for (const path of lists) expectData(yield* send(baseUrl, "GET", path, admin.headers), 200)
         const figures: Record<string, number> = {}
         for (const path of lists) {
-          const { result, statements } = yield* counted(send(baseUrl, "GET", path, admin.headers))
+          const { result, statements, names } = yield* counted(send(baseUrl, "GET", path, admin.headers))
           expectData(result, 200)
           figures[path] = statements
+          // Both named prepared statements: planned once per connection, not per page.
+          expect({ path, names }).toEqual({ path, names: [expect.stringMatching(/^svc_[0-9a-f]{24}$/), expect.stringMatching(/^svc_[0-9a-f]{24}$/)] })
         }
         expect(figures).toEqual(Object.fromEntries(lists.map((path) => [path, 2])))
       }))
@@ -69,7 +71,7 @@ describe("list statements", () => {
             expect(answer(expectData(result, 200))).toEqual(expected[path])
             expect({ path, statements }).toEqual({ path, statements: 1 })
             // A named prepared statement: parsed and planned once per connection.
-            expect(names).toEqual([expect.stringMatching(/^svc_credential_[0-9a-f]{24}$/)])
+            expect(names).toEqual([expect.stringMatching(/^svc_[0-9a-f]{24}$/)])
           }
         }
         const stranger = yield* seedServiceKey("installation-stranger")

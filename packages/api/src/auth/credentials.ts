@@ -1,10 +1,10 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import type { Row } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
+import { queryNamed } from "@svc/core/db"
 import { type Caller, digestOf } from "@svc/core/iam"
 import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, UserId } from "@svc/core/schema"
 import { Effect, Either, Option, Schema } from "effect"
-import * as crypto from "node:crypto"
 import type pg from "pg"
 import { type Preauthorization, preauthorizationSql, recordPreauthorized } from "./preauthorization.js"
 
@@ -81,18 +81,7 @@ const compiledOnce = (
     return values
   }
   if (pool === undefined) return (digest) => sql.unsafe<Row>(text, valuesWith(digest))
-  // Named by its text: the same name always means the same statement, on every connection.
-  const name = `svc_credential_${crypto.createHash("sha256").update(text).digest("hex").slice(0, 24)}`
-  return (digest) =>
-    Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
-      pool.query<Row & pg.QueryResultRow>({ name, text, values: valuesWith(digest) as Array<unknown> }, (error, result) => {
-        resume(
-          error
-            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
-            : Effect.succeed(result.rows)
-        )
-      })
-    })
+  return (digest) => queryNamed<Row>(pool, text, valuesWith(digest))
 }
 
 /**

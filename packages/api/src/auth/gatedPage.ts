@@ -10,7 +10,7 @@
  * exactly those of an unfolded list.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import type { PageQuery } from "@svc/core/db"
+import { type PageQuery, PgPool, runNamed } from "@svc/core/db"
 import { DependencyUnavailable, NotFound } from "@svc/core/errors"
 import { allowedSql, CurrentCaller, decide, type Permission, type ResourceRef } from "@svc/core/iam"
 import { Effect } from "effect"
@@ -51,15 +51,18 @@ const unavailable = (error: unknown) =>
 export class GatedPages extends Effect.Service<GatedPages>()("@svc/api/GatedPages", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const pool = yield* PgPool
     const { authorize } = yield* Authorization
 
+    // A named prepared statement per list shape: PostgreSQL plans the gate and the page once
+    // per connection, not on every page (docs/decisions/performance.md).
     const select = <A>(allowed: Statement.Fragment, request: GatedPageRequest<A>) =>
-      sql<GateRow>`
+      runNamed(pool, sql<GateRow>`
         WITH gate AS (SELECT ${allowed} AS svc_allowed, ${request.parentLive} AS svc_live)
         SELECT gate.svc_allowed, gate.svc_live, page.*
         FROM gate LEFT JOIN LATERAL (${request.page.statement}) AS page ON gate.svc_allowed AND gate.svc_live
         ORDER BY ${sql.unsafe(request.page.orderBy)}
-      `.pipe(Effect.catchTag("SqlError", unavailable))
+      `).pipe(Effect.catchTag("SqlError", unavailable))
 
     /** The unfolded checks, for the rare path: the exact answer, reason and audit record. */
     const check = (gate: PageGate | AnyOfGate): Effect.Effect<void, AuthorizationError, CurrentCaller> =>

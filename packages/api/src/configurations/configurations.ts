@@ -10,6 +10,7 @@ import { NamespaceId } from "@svc/core/schema"
 import { Effect, Schema } from "effect"
 import type { AuthorizationError } from "../auth/authorize.js"
 import { Configurations } from "./service.js"
+import type { PgPool } from "@svc/core/db"
 
 export { configurationRef } from "./policy.js"
 
@@ -17,7 +18,7 @@ export { configurationRef } from "./policy.js"
 export const admitBindings = (
   namespaceId: string,
   bindings: SecretBindings
-): Effect.Effect<void, NotFound | AuthorizationError, SqlClient.SqlClient | CurrentCaller> =>
+): Effect.Effect<void, NotFound | AuthorizationError, SqlClient.SqlClient | PgPool | CurrentCaller> =>
   Effect.gen(function* () {
     const configurations = yield* Configurations
     const ns = yield* Schema.decode(NamespaceId)(namespaceId).pipe(Effect.orDie)

@@ -10,12 +10,13 @@ import { NamespaceId, PresetId } from "@svc/core/schema"
 import { Effect, Schema } from "effect"
 import type { AuthorizationError } from "../auth/authorize.js"
 import { Presets } from "./service.js"
+import type { PgPool } from "@svc/core/db"
 
 /** The ids come from a decoded request, so one that does not decode is a defect. */
 export const getPreset = (
   namespaceId: string,
   presetId: string
-): Effect.Effect<Preset, NotFound | AuthorizationError, SqlClient.SqlClient | CurrentCaller> =>
+): Effect.Effect<Preset, NotFound | AuthorizationError, SqlClient.SqlClient | PgPool | CurrentCaller> =>
   Effect.gen(function* () {
     const presets = yield* Presets
     const ns = yield* Schema.decode(NamespaceId)(namespaceId).pipe(Effect.orDie)

@@ -1,0 +1,57 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import * as crypto from "node:crypto"
+import type pg from "pg"
+
+/**
+ * Statements on the request path sent as named prepared statements on the process's pool
+ * (`PgPool`): PostgreSQL parses and plans each distinct text once per connection instead of on
+ * every request, and the request skips `@effect/sql`'s statement path
+ * (docs/decisions/performance.md). A statement's name is a digest of its text, so a name always
+ * means the same text on every connection. Only texts built from fixed fragments belong here
+ * (every value a parameter): each distinct text stays prepared on each connection.
+ *
+ * Such a statement is not cancelled when its fiber is interrupted (a client that went away): it
+ * runs to its end and its answer is dropped. Use it for short reads.
+ */
+const names = new Map<string, string>()
+
+const nameOf = (text: string): string => {
+  let name = names.get(text)
+  if (name === undefined) {
+    name = `svc_${crypto.createHash("sha256").update(text).digest("hex").slice(0, 24)}`
+    names.set(text, name)
+  }
+  return name
+}
+
+/** Runs `text` with `values` as a named prepared statement on `pool`. */
+export const queryNamed = <Row extends object>(
+  pool: pg.Pool,
+  text: string,
+  values: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+  Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
+    pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, (error, result) => {
+      resume(
+        error
+          ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+          : Effect.succeed(result.rows)
+      )
+    })
+  })
+
+/**
+ * Runs a built statement as a named prepared statement on `pool`; inside a transaction, through
+ * its SqlClient as usual, so that it reads on the transaction's connection.
+ */
+export const runNamed = <Row extends object>(
+  pool: pg.Pool,
+  statement: Statement.Statement<Row>
+): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) => {
+    if (Option.isSome(transaction)) return statement
+    const [text, values] = statement.compile()
+    return queryNamed<Row>(pool, text, values)
+  })
