@@ -23,9 +23,17 @@ const DECIDE_SQL = `SELECT
       AND (x.resource_kind = 'installation' OR (x.resource_kind = 'namespace' AND x.resource_id = $3)
         OR (x.resource_kind = $4 AND x.resource_id = $5))) AS restricted`
 
-/** Serves the floor on `port`; resolves to a function that stops it. */
-export const bareServer = (url, port, poolSize) => {
+const ROW_SQL = "SELECT id FROM installation"
+
+/**
+ * Serves the floor on `port`; resolves to a function that stops it. The statements go unnamed, as
+ * a plain `pg` handler sends them (the issue's floor); `named` sends them as named prepared
+ * statements instead, as the full stack does since session 10 (the second floor bench:auth runs).
+ */
+export const bareServer = (url, port, poolSize, named = false) => {
   const pool = new pg.Pool({ connectionString: url, max: poolSize })
+  const names = new Map([[KEY_SQL, "floor_key"], [SESSION_SQL, "floor_session"], [DECIDE_SQL, "floor_decide"], [ROW_SQL, "floor_row"]])
+  const query = (text, values) => pool.query(named ? { name: names.get(text), text, values } : { text, values })
   const reply = (res, status, body) => {
     const text = JSON.stringify(body)
     res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
@@ -36,16 +44,16 @@ export const bareServer = (url, port, poolSize) => {
       const key = req.headers["x-api-key"]
       let principal
       if (typeof key === "string") {
-        const { rows } = await pool.query(KEY_SQL, [digestOf(key)])
+        const { rows } = await query(KEY_SQL, [digestOf(key)])
         principal = rows[0]?.principal_id
       } else {
         const cookie = /(?:^|;\s*)svc\.session_token=([^;]+)/.exec(req.headers.cookie ?? "")
-        if (cookie) principal = (await pool.query(SESSION_SQL, [digestOf(cookie[1])])).rows[0]?.principal_id
+        if (cookie) principal = (await query(SESSION_SQL, [digestOf(cookie[1])])).rows[0]?.principal_id
       }
       if (principal === undefined) return reply(res, 401, { error: { code: "UNAUTHENTICATED" } })
-      const decision = (await pool.query(DECIDE_SQL, [principal, "installation:read", "", "installation", ""])).rows[0]
+      const decision = (await query(DECIDE_SQL, [principal, "installation:read", "", "installation", ""])).rows[0]
       if (!decision.granted || decision.restricted) return reply(res, 403, { error: { code: "FORBIDDEN" } })
-      const { rows } = await pool.query("SELECT id FROM installation")
+      const { rows } = await query(ROW_SQL, [])
       reply(res, 200, { data: { id: rows[0]?.id, capabilities: { agentProvisioning: { executionModes: ["embedded"] } } }, meta: { requestId: `req_${crypto.randomUUID()}` } })
     } catch {
       reply(res, 503, { error: { code: "DEPENDENCY_UNAVAILABLE" } })
