@@ -201,6 +201,17 @@ const deployments = async ({ client, pool, dataDir, model }) => {
   return { runs, directMs }
 }
 
+/** The bare keyset query through `pg`, unnamed or as the named prepared statement `name`. */
+const bareKeyset = (pool, ns, size, name) => async (after) => {
+  const start = performance.now()
+  const { rows } = await pool.query({
+    name,
+    text: "SELECT id, name, configuration_id, status, desired_runtime_state, active_revision_id, created_at FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+    values: [ns, after ?? "", size]
+  })
+  return { ids: rows.map((r) => r.id), ms: performance.now() - start }
+}
+
 /** Part 2: 10 000 Agents listed page by page through the API, beside a bare keyset query. */
 const listing = async ({ client, readPage, pool }) => {
   const namespace = await run(client.namespaces.create({ payload: { name: "bench-list" } }))
@@ -228,14 +239,9 @@ const listing = async ({ client, readPage, pool }) => {
           const { data, ms } = await readPage(`/namespaces/${ns}/agents?limit=${size}${after ? `&after=${after}` : ""}`)
           return { ids: data.map((a) => a.id), ms }
         }],
-        ["bare keyset SQL", async (after) => {
-          const start = performance.now()
-          const { rows } = await pool.query(
-            "SELECT id, name, configuration_id, status, desired_runtime_state, active_revision_id, created_at FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-            [ns, after ?? "", size]
-          )
-          return { ids: rows.map((r) => r.id), ms: performance.now() - start }
-        }]
+        ["bare keyset SQL", bareKeyset(pool, ns, size, undefined)],
+        // The same query as a named prepared statement, as the API's page statement is sent.
+        ["bare keyset SQL, named", bareKeyset(pool, ns, size, "bench_keyset")]
       ]) {
         // BENCH_PROFILE=<file>: CPU-profile the API's pages (the last page size's run wins).
         const timed = await timePages({ page, size, expected: AGENTS, passes: PASSES, counter, profiled: name.startsWith("API") })
