@@ -26,6 +26,17 @@ const nameOf = (text: string): string => {
   return name
 }
 
+const failed = (error: Error) => Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+
+/**
+ * A statement prepared on a connection before a migration changed the row type it returns
+ * (PostgreSQL: "cached plan must not change result type") fails there until the connection goes;
+ * during a rolling upgrade that is every connection of a process still running. Such a call is
+ * sent again unnamed, which PostgreSQL plans afresh.
+ */
+const isStaleResultType = (error: Error) =>
+  (error as { readonly code?: unknown }).code === "0A000" && /cached plan must not change result type/.test(error.message)
+
 /** Runs `text` with `values` as a named prepared statement on `pool`. */
 export const queryNamed = <Row extends object>(
   pool: pg.Pool,
@@ -33,13 +44,14 @@ export const queryNamed = <Row extends object>(
   values: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
   Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
-    pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, (error, result) => {
-      resume(
-        error
-          ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
-          : Effect.succeed(result.rows)
-      )
-    })
+    const answer = (retry: boolean) => (error: Error | undefined, result: pg.QueryResult<Row & pg.QueryResultRow>) => {
+      if (error && retry && isStaleResultType(error)) {
+        pool.query<Row & pg.QueryResultRow>({ text, values: values as Array<unknown> }, answer(false))
+        return
+      }
+      resume(error ? failed(error) : Effect.succeed(result.rows))
+    }
+    pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, answer(true))
   })
 
 /**
