@@ -9,7 +9,7 @@ import type { PgClient } from "@effect/sql-pg"
 import { Migrations, type PgPool } from "@svc/core/db"
 import { Cause, Context, Duration, Effect, Exit, FiberRef, HashSet, Layer, Logger, LogLevel, Option, Scope } from "effect"
 import { pgClientLayer, TestDatabaseUrl } from "../../../testing/database.js"
-import { getWorkItem, WorkEngine, type WorkEngineOptions, WorkHandlers, type WorkItem } from "../src/index.js"
+import { enqueue, getWorkItem, WorkEngine, type WorkEngineOptions, WorkHandlers, type WorkItem } from "../src/index.js"
 
 export class DatabaseUrl extends Context.Tag("test/DatabaseUrl")<DatabaseUrl, string>() {}
 
@@ -120,4 +120,17 @@ export const countByState = (kind: string) =>
     const counts: Record<WorkItem["state"], number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 }
     for (const row of rows) counts[row.state] = row.n
     return counts
+  })
+
+/** Enqueues one item of `kind` per key, each due a second after the one before (oldest first). */
+export const enqueueInOrder = (kind: string, keys: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const ids: Array<string> = []
+    for (const [i, key] of keys.entries()) {
+      const { item } = yield* enqueue({ kind, key })
+      yield* sql`UPDATE work_items SET next_attempt_at = now() - make_interval(secs => ${100 - i}) WHERE id = ${item.id}`
+      ids.push(item.id)
+    }
+    return ids
   })

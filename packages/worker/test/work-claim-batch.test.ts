@@ -5,8 +5,7 @@ import { PgPool } from "@svc/core/db"
 import { Deferred, Duration, Effect, Either, Fiber, Option } from "effect"
 import type pg from "pg"
 import { type ClaimedItem, makeLeases } from "../src/engine/leases.js"
-import { enqueue } from "../src/index.js"
-import { eventually, status, TestDatabase } from "./harness.js"
+import { enqueueInOrder, eventually, status, TestDatabase } from "./harness.js"
 
 /**
  * `work_claim_batch` (migration 0020) and the engine's coalescing of its slots' claims
@@ -14,18 +13,6 @@ import { eventually, status, TestDatabase } from "./harness.js"
  * its own answer.
  */
 const WORKER = "batch-test-worker"
-
-const enqueueInOrder = (kind: string, keys: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const ids: Array<string> = []
-    for (const [i, key] of keys.entries()) {
-      const { item } = yield* enqueue({ kind, key })
-      yield* sql`UPDATE work_items SET next_attempt_at = now() - make_interval(secs => ${100 - i}) WHERE id = ${item.id}`
-      ids.push(item.id)
-    }
-    return ids
-  })
 
 /** The names of the prepared statements sent on the pool while `effect` runs. */
 const namesSent = <A, E, R>(pool: pg.Pool, effect: Effect.Effect<A, E, R>) =>

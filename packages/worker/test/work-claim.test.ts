@@ -4,26 +4,13 @@ import { Deferred, Duration, Effect, Fiber, Option } from "effect"
 import { PgPool } from "@svc/core/db"
 import { makeLeases } from "../src/engine/leases.js"
 import { enqueue } from "../src/index.js"
-import { status, TestDatabase } from "./harness.js"
+import { enqueueInOrder, status, TestDatabase } from "./harness.js"
 
 /**
  * The claim function `work_claim` (migration 0019) that the engine's claims and its success +
  * next claim go through, called as the engine calls it (`makeLeases`) and, for a batch, directly.
  */
 const WORKER = "claim-test-worker"
-
-/** Enqueues one item of `kind` per key, each due a second after the one before (oldest first). */
-const enqueueInOrder = (kind: string, keys: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const ids: Array<string> = []
-    for (const [i, key] of keys.entries()) {
-      const { item } = yield* enqueue({ kind, key })
-      yield* sql`UPDATE work_items SET next_attempt_at = now() - make_interval(secs => ${100 - i}) WHERE id = ${item.id}`
-      ids.push(item.id)
-    }
-    return ids
-  })
 
 const leasesOf = Effect.zipWith(SqlClient.SqlClient, PgPool, (sql, pool) =>
   makeLeases(sql.withoutTransforms(), pool, WORKER, Duration.seconds(30), 1)
