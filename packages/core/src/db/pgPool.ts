@@ -6,10 +6,10 @@ import pg from "pg"
 
 /**
  * The `pg` pool behind a process's `PgClient`. `@effect/sql-pg` sends every statement unnamed, so
- * PostgreSQL parses and plans it on each execution; the few hot statements that gain from a
- * named prepared statement (the work engine's claim, docs/decisions/performance.md) are sent on
- * this same pool with `pool.query({ name, text, values })`. Everything else goes through
- * `SqlClient`.
+ * PostgreSQL parses and plans it on each execution. The hot statements that gain from a named
+ * prepared statement are sent on this same pool by name (docs/decisions/performance.md): the
+ * work engine's claims (`claimBatch.ts`), and the request path's credential and list page
+ * statements (`queryNamed`, `runNamed`). Everything else goes through `SqlClient`.
  */
 export class PgPool extends Context.Tag("@svc/core/db/PgPool")<PgPool, pg.Pool>() {}
 
