@@ -76,6 +76,41 @@ describe("Namespaces", () => {
         ])
       }))
 
+    it.effect("the 201 is the Namespace as created (provisioning), however soon after the commit it moves on", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("ns-instant@example.com")
+        // A worker as fast as can be: the Namespace is ready the moment its creation commits.
+        yield* sql.unsafe(`
+          CREATE FUNCTION svc_test_instantly_ready() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            UPDATE namespaces SET status = 'ready' WHERE id = NEW.id;
+            RETURN NULL;
+          END $$
+        `)
+        yield* sql.unsafe(`
+          CREATE CONSTRAINT TRIGGER svc_test_instantly_ready AFTER INSERT ON namespaces
+          DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.name LIKE 'instant-%')
+          EXECUTE FUNCTION svc_test_instantly_ready()
+        `)
+        yield* Effect.gen(function* () {
+          const created = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "instant-a" }), 201)
+          expect(created).toMatchObject({ name: "instant-a", status: "provisioning" })
+          const now = expectData(yield* send(baseUrl, "GET", `/namespaces/${created.id}`, admin.headers), 200)
+          expect(now.status).not.toBe("provisioning")
+        }).pipe(
+          Effect.ensuring(
+            Effect.orDie(
+              Effect.zipRight(
+                sql.unsafe("DROP TRIGGER svc_test_instantly_ready ON namespaces"),
+                sql.unsafe("DROP FUNCTION svc_test_instantly_ready()")
+              )
+            )
+          )
+        )
+      }))
+
     it.effect("a repeated DELETE changes nothing and queues no second teardown", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

@@ -64,10 +64,14 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
           resource: { kind: "namespace", id: created.id },
           details: { name: created.name, ...(created.existingNamespace === undefined ? {} : { existingNamespace: created.existingNamespace }) }
         })
-        return created.id
+        // Read in the transaction: the Namespace as created (`provisioning`, SPEC 3). After the
+        // commit a fast worker may already have provisioned it.
+        const row = yield* repo.findLive(created.id)
+        if (Option.isNone(row)) return yield* Effect.dieMessage("created Namespace vanished")
+        return row.value
       })
       // The creation path shared with bootstrap runs on the ambient client and outbox.
-      const id = yield* sql.withTransaction(insert).pipe(
+      const row = yield* sql.withTransaction(insert).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.provideService(WorkOutbox, outbox),
         Effect.catchTags({
@@ -75,9 +79,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
           SqlError: Effect.die
         })
       )
-      const row = yield* repo.findLive(id)
-      if (Option.isNone(row)) return yield* Effect.dieMessage("created Namespace vanished")
-      return toNamespace(row.value)
+      return toNamespace(row)
     })
 
     const list = Effect.fn("Namespaces.list")(function* (params: PageParams) {
