@@ -24,7 +24,7 @@ import {
   withKey,
   withSession
 } from "./support/iamServer.js"
-import { counted } from "./support/statementCounter.js"
+import { counted, untilListening } from "./support/statementCounter.js"
 
 const email = (name: string) => `${name}-${crypto.randomUUID().slice(0, 8)}@example.test`
 
@@ -56,6 +56,7 @@ describe("GET /installation in one statement", () => {
         const admin = yield* seedServiceKey("pre-bootstrap")
         yield* bindInstallationAdmin(admin.principalId)
         expect(yield* sql`SELECT id FROM installation`).toEqual([])
+        yield* untilListening
         const before = yield* counted(send(baseUrl, "GET", "/installation", admin.headers))
         const unbootstrapped = expectData(before.result, 200)
         expect(Object.keys(unbootstrapped)).not.toContain("id")
