@@ -19,10 +19,9 @@ export const pageClient = (baseUrl, key) => {
     new Promise((resolve) => {
       child.once("message", resolve)
       child.send({ url: `${baseUrl}${p}`, headers: { "x-api-key": key } })
-    }).then(({ ms, status, body }) => {
-      const json = JSON.parse(body)
-      if (status !== 200) throw new Error(`GET ${p}: ${status} ${JSON.stringify(json.error)}`)
-      return { data: json.data, ms }
+    }).then(({ ms, status, ids, error }) => {
+      if (status !== 200) throw new Error(`GET ${p}: ${status} ${JSON.stringify(error)}`)
+      return { ids, ms }
     })
   return { read, close: () => child.disconnect() }
 }
@@ -57,20 +56,12 @@ export const countStatements = (log) => {
 export const timePages = async ({ page, size, expected, passes, counter, profiled }) => {
   for (let after, ids; ids === undefined || ids.length === size; after = ids[ids.length - 1]) ({ ids } = await page(after))
   const stopProfile = await startProfile(profiled ? process.env.BENCH_PROFILE : undefined)
-  const latencies = []
-  const counts = []
-  const cpu = []
+  const measured = measure(counter)
   let total = 0
   for (let pass = 0; pass < passes; pass++) {
     let after
     for (;;) {
-      const before = counter.statements
-      const cpuBefore = process.cpuUsage()
-      const { ids, ms } = await page(after)
-      const used = process.cpuUsage(cpuBefore)
-      cpu.push((used.user + used.system) / 1000)
-      latencies.push(ms)
-      counts.push(counter.statements - before)
+      const { ids } = await measured.time(() => page(after))
       total += ids.length
       if (ids.length < size) break
       after = ids[ids.length - 1]
@@ -78,6 +69,39 @@ export const timePages = async ({ page, size, expected, passes, counter, profile
   }
   await stopProfile()
   if (total !== expected * passes) throw new Error(`listed ${total} rows, expected ${expected * passes}`)
+  return measured.summary()
+}
+
+/**
+ * `count` single requests timed as pages are (after a warm-up of as many): the request path's
+ * fixed cost beside the lists (GET /installation: the credential statement and nothing else).
+ */
+export const timeRequests = async ({ request, count, counter }) => {
+  for (let i = 0; i < count; i++) await request()
+  const measured = measure(counter)
+  for (let i = 0; i < count; i++) await measured.time(request)
+  return measured.summary()
+}
+
+/** Per exchange: the latency, the statements counted meanwhile, and this process's CPU. */
+const measure = (counter) => {
+  const latencies = []
+  const counts = []
+  const cpu = []
+  const time = async (exchange) => {
+    const before = counter.statements
+    const cpuBefore = process.cpuUsage()
+    const answer = await exchange()
+    const used = process.cpuUsage(cpuBefore)
+    cpu.push((used.user + used.system) / 1000)
+    latencies.push(answer.ms)
+    counts.push(counter.statements - before)
+    return answer
+  }
+  return { time, summary: () => summarize(latencies, counts, cpu) }
+}
+
+const summarize = (latencies, counts, cpu) => {
   latencies.sort((a, b) => a - b)
   cpu.sort((a, b) => a - b)
   return {
