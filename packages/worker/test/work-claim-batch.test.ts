@@ -14,15 +14,19 @@ import { enqueueInOrder, eventually, status, TestDatabase } from "./harness.js"
  */
 const WORKER = "batch-test-worker"
 
-/** The names of the prepared statements sent on the pool while `effect` runs. */
+/**
+ * The functions the named prepared statements sent on the pool while `effect` runs call
+ * (`work_claim` or `work_claim_batch`); an unnamed statement counts as "unnamed".
+ */
 const namesSent = <A, E, R>(pool: pg.Pool, effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
       const names: Array<string> = []
       const original = pool.query
       pool.query = function (this: pg.Pool, ...args: Array<unknown>) {
-        const config = args[0] as { readonly name?: string } | undefined
-        if (config?.name !== undefined) names.push(config.name)
+        const config = args[0] as { readonly name?: string; readonly text?: string } | undefined
+        const called = /FROM (work_claim\w*)\(/.exec(config?.text ?? "")?.[1] ?? config?.text
+        names.push(config?.name === undefined ? "unnamed" : String(called))
         return (original as (...a: Array<unknown>) => unknown).apply(this, args)
       } as typeof pool.query
       return { names, original }
@@ -86,7 +90,7 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim_
       const { pool, leases } = yield* leasesFor(4)
       const ids = yield* enqueueInOrder("batch.b", ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"])
       const first = yield* namesSent(pool, claimAll(leases, ["batch.b"], 4))
-      expect(first.names).toEqual(["svc_work_claim_batch"])
+      expect(first.names).toEqual(["work_claim_batch"])
       expect(first.result.map((item) => item.id).sort()).toEqual(ids.slice(0, 4).sort())
       // b2 was taken over meanwhile: its slot's success is fenced, the others' recorded.
       const sql = yield* SqlClient.SqlClient
@@ -98,7 +102,7 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim_
           concurrency: "unbounded"
         })
       )
-      expect(second.names).toEqual(["svc_work_claim_batch"])
+      expect(second.names).toEqual(["work_claim_batch"])
       expect(second.result.map((answer) => answer.succeeded)).toEqual(
         first.result.map((item) => item.id !== takenOver.id)
       )
@@ -121,7 +125,7 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("work_claim_
         })
       )
       // One group of one (work_claim) and one group of two (work_claim_batch).
-      expect([...sent.names].sort()).toEqual(["svc_work_claim", "svc_work_claim_batch"])
+      expect([...sent.names].sort()).toEqual(["work_claim", "work_claim_batch"])
       const [forX, forY, another] = sent.result
       expect(Option.getOrThrow(forX).id).toBe(x)
       expect([forY, another].map((o) => Option.getOrUndefined(o)?.id)).toEqual([y, undefined])

@@ -1,6 +1,6 @@
 export * as Migrations from "./migrate.js"
 export { databaseLayer, type DatabaseOptions } from "./pg.js"
-export { queryNamed, runNamed } from "./namedStatement.js"
+export { queryNamed, runNamed, sendNamed } from "./namedStatement.js"
 export { PgPool, pgPoolLayer, type PgPoolOptions } from "./pgPool.js"
 export * from "./unavailable.js"
 export { isForeignKeyViolation, isUniqueViolation, sqlStateOf } from "./sqlState.js"

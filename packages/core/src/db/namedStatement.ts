@@ -1,6 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as crypto from "node:crypto"
 import type pg from "pg"
 
@@ -26,7 +26,7 @@ const nameOf = (text: string): string => {
   return name
 }
 
-const failed = (error: Error) => Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execute statement" })
 
 /**
  * A statement prepared on a connection before a migration changed the row type it returns
@@ -37,22 +37,34 @@ const failed = (error: Error) => Effect.fail(new SqlError({ cause: error, messag
 const isStaleResultType = (error: Error) =>
   (error as { readonly code?: unknown }).code === "0A000" && /cached plan must not change result type/.test(error.message)
 
+/**
+ * Sends `text` with `values` as a named prepared statement on `pool` and calls `answer` once,
+ * with its rows or its `SqlError`: for callers that settle several fibers from one answer (the
+ * work engine's coalesced claims). Effects use `queryNamed`.
+ */
+export const sendNamed = <Row extends object>(
+  pool: pg.Pool,
+  text: string,
+  values: ReadonlyArray<unknown>,
+  answer: (result: Either.Either<ReadonlyArray<Row>, SqlError>) => void
+): void => {
+  const settle = (retry: boolean) => (error: Error | undefined, result: pg.QueryResult<Row & pg.QueryResultRow>) => {
+    if (error && retry && isStaleResultType(error)) {
+      pool.query<Row & pg.QueryResultRow>({ text, values: values as Array<unknown> }, settle(false))
+      return
+    }
+    answer(error ? Either.left(failed(error)) : Either.right(result.rows))
+  }
+  pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, settle(true))
+}
+
 /** Runs `text` with `values` as a named prepared statement on `pool`. */
 export const queryNamed = <Row extends object>(
   pool: pg.Pool,
   text: string,
   values: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
-  Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
-    const answer = (retry: boolean) => (error: Error | undefined, result: pg.QueryResult<Row & pg.QueryResultRow>) => {
-      if (error && retry && isStaleResultType(error)) {
-        pool.query<Row & pg.QueryResultRow>({ text, values: values as Array<unknown> }, answer(false))
-        return
-      }
-      resume(error ? failed(error) : Effect.succeed(result.rows))
-    }
-    pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, answer(true))
-  })
+  Effect.async<ReadonlyArray<Row>, SqlError>((resume) => sendNamed<Row>(pool, text, values, (result) => resume(result)))
 
 /**
  * Runs a built statement as a named prepared statement on `pool`; inside a transaction, through

@@ -1,5 +1,6 @@
-import { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { sendNamed } from "@svc/core/db"
+import { Effect, Either } from "effect"
 import type pg from "pg"
 import { WorkCodes, WorkMessages } from "./failure.js"
 
@@ -27,18 +28,10 @@ interface Waiting {
   readonly resume: (answer: Effect.Effect<ClaimAnswer, SqlError>) => void
 }
 
-const BATCH = {
-  name: "svc_work_claim_batch",
-  text: "SELECT * FROM work_claim_batch($1, $2::text[], $3, $4, $5::uuid[], $6::int[], $7, $8)"
-}
+const BATCH = "SELECT * FROM work_claim_batch($1, $2::text[], $3, $4, $5::uuid[], $6::int[], $7, $8)"
 // One request alone goes through `work_claim` (migration 0019): for a single item it costs the
 // server less than the batch function's arrays.
-const SINGLE = {
-  name: "svc_work_claim",
-  text: "SELECT * FROM work_claim($1, $2::text[], $3, 1, $4, $5, $6, $7)"
-}
-
-const failed = (error: Error) => Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+const SINGLE = "SELECT * FROM work_claim($1, $2::text[], $3, 1, $4, $5, $6, $7)"
 
 /**
  * One worker's claims, coalesced (group commit): the requests its slots make in one turn of the
@@ -58,24 +51,25 @@ export const makeClaimBatch = (pool: pg.Pool, workerId: string, leaseSeconds: nu
 
   const sendOne = (w: Waiting): void => {
     const { kinds, succeeded } = w.request
-    pool.query<ClaimRow & { readonly finished: boolean | null }>(
-      {
-        ...SINGLE,
-        values: [
-          workerId,
-          kinds,
-          leaseSeconds,
-          succeeded === null ? null : succeeded.id,
-          succeeded === null ? null : succeeded.attempt,
-          WorkCodes.SUCCEEDED,
-          WorkMessages.SUCCEEDED
-        ]
-      },
-      (error, result) => {
-        if (error) return w.resume(failed(error))
-        const row = result.rows[0]
-        w.resume(Effect.succeed({ succeeded: row?.finished === true, row: row?.id === null ? undefined : row }))
-      }
+    sendNamed<ClaimRow & { readonly finished: boolean | null }>(
+      pool,
+      SINGLE,
+      [
+        workerId,
+        kinds,
+        leaseSeconds,
+        succeeded === null ? null : succeeded.id,
+        succeeded === null ? null : succeeded.attempt,
+        WorkCodes.SUCCEEDED,
+        WorkMessages.SUCCEEDED
+      ],
+      (result) =>
+        w.resume(
+          Either.map(result, (rows) => {
+            const row = rows[0]
+            return { succeeded: row?.finished === true, row: row?.id === null ? undefined : row }
+          })
+        )
     )
   }
 
@@ -88,28 +82,18 @@ export const makeClaimBatch = (pool: pg.Pool, workerId: string, leaseSeconds: nu
         attempts.push(request.succeeded.attempt)
       }
     }
-    pool.query<ClaimRow & { readonly finished: ReadonlyArray<string> }>(
-      {
-        ...BATCH,
-        values: [
-          workerId,
-          batch[0]!.request.kinds,
-          leaseSeconds,
-          batch.length,
-          ids,
-          attempts,
-          WorkCodes.SUCCEEDED,
-          WorkMessages.SUCCEEDED
-        ]
-      },
-      (error, result) => {
-        if (error) {
-          const failure = failed(error)
+    sendNamed<ClaimRow & { readonly finished: ReadonlyArray<string> }>(
+      pool,
+      BATCH,
+      [workerId, batch[0]!.request.kinds, leaseSeconds, batch.length, ids, attempts, WorkCodes.SUCCEEDED, WorkMessages.SUCCEEDED],
+      (result) => {
+        if (Either.isLeft(result)) {
+          const failure = Either.left(result.left)
           for (const w of batch) w.resume(failure)
           return
         }
-        const finished = new Set(result.rows[0]?.finished ?? [])
-        const claimed = result.rows.filter((row) => row.id !== null)
+        const finished = new Set(result.right[0]?.finished ?? [])
+        const claimed = result.right.filter((row) => row.id !== null)
         batch.forEach((w, i) =>
           w.resume(
             Effect.succeed({
