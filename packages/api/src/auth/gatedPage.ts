@@ -87,7 +87,7 @@ export class GatedPages extends Effect.Service<GatedPages>()("@svc/api/GatedPage
         const caller = yield* CurrentCaller
         const allowed = (gate: PageGate) => allowedSql(sql, caller, gate.permission, gate.resource)
         const gates = request.gates.map((gate) => ("anyOf" in gate ? sql.or(gate.anyOf.map(allowed)) : allowed(gate)))
-                let rows = yield* select(gates.length === 0 ? sql`TRUE` : sql.and(gates), request)
+        let rows = yield* select(gates.length === 0 ? sql`TRUE` : sql.and(gates), request)
         if (!rows[0]!.svc_allowed) {
           // A denial, or policy that changed between the two reads: `authorize` decides it.
           for (const gate of request.gates) yield* check(gate)
