@@ -93,7 +93,8 @@ describe("npm start (all-in-one development mode)", () => {
       await second.waitFor(/svc is ready/, 90_000)
       expect((await call(`http://127.0.0.1:${port}/readyz`)).status).toBe(200)
     } finally {
-      expect((await second.stop("SIGINT")).code).toBe(0)
+      const stopped = await second.stop("SIGINT")
+      expect(stopped.code, second.output()).toBe(0)
     }
   }, 240_000)
 })

@@ -20,17 +20,21 @@ const selectOne = async (url: string): Promise<number> => {
   }
 }
 
+/** Gone entirely: exited and reaped (this process is the server's parent and reaps it). */
 const isGone = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
+    return false
   } catch {
     return true
   }
+}
+
+const isZombie = (pid: number): boolean => {
   try {
-    // A zombie still answers kill(0): it is gone for our purpose.
     return /^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
   } catch {
-    return true
+    return false
   }
 }
 
@@ -50,6 +54,32 @@ const startImpostor = (): Promise<ChildProcess> =>
     child.once("error", reject)
     child.once("spawn", () => resolve(child))
   })
+
+/**
+ * A zombie: a process that has exited and that its parent does not reap (a `sleep` that the
+ * shell it was started from turned into, by `exec`), like a crashed postmaster whose parent died
+ * and which PID 1 has not reaped yet. Resolves with the zombie's pid and its parent, to kill.
+ */
+const startZombie = async (): Promise<{ readonly pid: number; readonly parent: ChildProcess }> => {
+  const parent = spawn("sh", ["-c", "sleep 0.1 & echo $!; exec sleep 60"], { stdio: ["ignore", "pipe", "ignore"] })
+  const pid = await new Promise<number>((resolve, reject) => {
+    parent.stdout!.once("data", (chunk: Buffer) => resolve(Number.parseInt(chunk.toString("utf8"), 10)))
+    parent.once("error", reject)
+  })
+  for (let i = 0; i < 100 && !isZombie(pid); i++) await new Promise((r) => setTimeout(r, 50))
+  expect(isZombie(pid)).toBe(true)
+  return { pid, parent }
+}
+
+/** Writes `pid` into the lock file in place of the crashed postmaster's. */
+const recordPid = (pidFile: string, pid: number) => {
+  const lines = fs.readFileSync(pidFile, "utf8").split("\n")
+  lines[0] = String(pid)
+  fs.writeFileSync(pidFile, lines.join("\n"))
+}
+
+/** A live process that runs in `cwd`, as an orphaned backend of a crashed server does in its data directory. */
+const startIn = (cwd: string, seconds: number): ChildProcess => spawn("sleep", [String(seconds)], { cwd, stdio: "ignore" })
 
 describe("embedded PostgreSQL", () => {
   it("restarts after SIGKILL, also when the stale lock's pid now belongs to a live non-postgres process", async () => {
@@ -80,9 +110,7 @@ describe("embedded PostgreSQL", () => {
       // 2. The recorded pid is reused by an unrelated, live process.
       await crash()
       impostor = await startImpostor()
-      const lines = fs.readFileSync(pidFile, "utf8").split("\n")
-      lines[0] = String(impostor.pid)
-      fs.writeFileSync(pidFile, lines.join("\n"))
+      recordPid(pidFile, impostor.pid!)
       expect(inspectStaleLock(dataDir)).toEqual({ _tag: "stale", pid: impostor.pid, reason: "reused" })
 
       last = await startEmbeddedPostgres({ dir })
@@ -92,6 +120,48 @@ describe("embedded PostgreSQL", () => {
     } finally {
       await last?.stop()
       impostor?.kill("SIGKILL")
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 180_000)
+
+  it("restarts after SIGKILL when the crashed postmaster is a zombie not yet reaped, once no orphaned backend runs in its data directory", async () => {
+    const dir = scratchDir("svc-embedded-pg-")
+    const dataDir = path.join(dir, "pg")
+    const pidFile = path.join(dataDir, "postmaster.pid")
+    const zombie = await startZombie()
+    const children: Array<ChildProcess> = [zombie.parent]
+    let last: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined
+    try {
+      const first = await startEmbeddedPostgres({ dir })
+      const postmaster = lockPid(pidFile)
+      process.kill(postmaster, "SIGKILL")
+      await waitUntilGone(postmaster)
+      await first.stop()
+      // PostgreSQL takes a pid that still answers kill(0) for a running postmaster and refuses.
+      recordPid(pidFile, zombie.pid)
+      expect(inspectStaleLock(dataDir)).toEqual({ _tag: "stale", pid: zombie.pid, reason: "unreaped" })
+
+      // An orphaned backend still runs in the data directory: the lock stays, and the start fails naming it.
+      const orphan = startIn(dataDir, 60)
+      children.push(orphan)
+      const failure = await startEmbeddedPostgres({ dir, orphanWaitMs: 300 }).then(
+        () => expect.fail("started while a process of the crashed server still ran in its data directory"),
+        (error: unknown) => error
+      )
+      expect(failure).toBeInstanceOf(EmbeddedPostgresError)
+      expect((failure as Error).message).toContain(`processes of a previous PostgreSQL still run in ${dataDir} (pid ${orphan.pid})`)
+      expect(lockPid(pidFile)).toBe(zombie.pid)
+      orphan.kill("SIGKILL")
+
+      // One that exits while the start waits: the start goes on after it.
+      children.push(startIn(dataDir, 1))
+      last = await startEmbeddedPostgres({ dir })
+      expect(last.notices).toEqual([`removing stale postmaster.pid (pid ${zombie.pid}, unreaped) left by an unclean shutdown`])
+      expect(await selectOne(last.adminUrl)).toBe(1)
+      expect(inspectStaleLock(dataDir)).toEqual({ _tag: "live", pid: lockPid(pidFile) })
+    } finally {
+      await last?.stop()
+      for (const child of children) child.kill("SIGKILL")
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 180_000)

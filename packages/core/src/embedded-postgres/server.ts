@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { releaseExitHooks } from "./exitHooks.js"
 import { freePort } from "./freePort.js"
-import { inspectStaleLock } from "./staleLock.js"
+import { inspectStaleLock, type LockState, processesIn } from "./staleLock.js"
 
 export interface EmbeddedPostgresOptions {
   /** Directory that holds the cluster (`<dir>/pg`) and its generated password. */
@@ -15,6 +15,11 @@ export interface EmbeddedPostgresOptions {
   /** Remove the cluster when stopped (tests). */
   readonly ephemeral?: boolean
   readonly onLog?: (line: string) => void
+  /**
+   * How long a start waits, ms, for the orphaned backends of a crashed server to exit before it
+   * removes that server's lock file (default 10 000); after that it fails naming them.
+   */
+  readonly orphanWaitMs?: number
 }
 
 export interface RunningPostgres {
@@ -81,6 +86,35 @@ const ensureTraversable = (dir: string): void => {
   }
 }
 
+const ORPHAN_WAIT_MS = 10_000
+
+/**
+ * Removes a crashed server's lock file that postgres would refuse, once no orphaned backend
+ * still runs in the data directory: postgres's own check for them needs the file, so it is
+ * made here first (`processesIn`).
+ */
+const removeStaleLock = async (
+  dataDir: string,
+  lock: Extract<LockState, { _tag: "stale" }>,
+  notices: Array<string>,
+  orphanWaitMs: number
+): Promise<void> => {
+  const deadline = Date.now() + orphanWaitMs
+  let orphans = processesIn(dataDir)
+  while (orphans.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    orphans = processesIn(dataDir)
+  }
+  if (orphans.length > 0) {
+    throw new EmbeddedPostgresError(
+      `processes of a previous PostgreSQL still run in ${dataDir} (pid ${orphans.join(", ")}); ` +
+        `stop them, then start again`
+    )
+  }
+  notices.push(`removing stale postmaster.pid (pid ${lock.pid}, ${lock.reason}) left by an unclean shutdown`)
+  fs.rmSync(path.join(dataDir, "postmaster.pid"), { force: true })
+}
+
 export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): Promise<RunningPostgres> => {
   const dir = path.resolve(options.dir)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -135,12 +169,11 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     )
   }
   if (lock._tag === "stale" && lock.reason !== "exited") {
-    // Left by a crash (SIGKILL, power loss) and its pid reused by an unrelated process (or
-    // unreadable): postgres would refuse to start, so remove it ourselves. A lock whose process
-    // has exited is left to postgres, which also checks that no orphaned backend still uses the
-    // old shared memory before it replaces the file.
-    notices.push(`removing stale postmaster.pid (pid ${lock.pid}, ${lock.reason}) left by an unclean shutdown`)
-    fs.rmSync(path.join(dataDir, "postmaster.pid"), { force: true })
+    // Left by a crash (SIGKILL, power loss) with its pid still taken (an unreaped zombie, or
+    // reused by an unrelated process) or unreadable: postgres would refuse to start, so remove it
+    // ourselves. A lock whose process is gone is left to postgres, which also checks that no
+    // orphaned backend still uses the old shared memory before it replaces the file.
+    await removeStaleLock(dataDir, lock, notices, options.orphanWaitMs ?? ORPHAN_WAIT_MS)
   }
 
   try {

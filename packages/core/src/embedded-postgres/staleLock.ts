@@ -7,13 +7,16 @@ import * as path from "node:path"
  * - `stale`: no postgres process owns the data directory any more. `reason` says why:
  *   `exited` (the recorded process is gone: a crash left the file; PostgreSQL itself cleans it
  *   up safely, checking that no orphaned backend still uses the old shared memory),
+ *   `unreaped` (the recorded process has exited but is a zombie its parent has not reaped yet:
+ *   a postmaster orphaned by a killed svc waits for PID 1, which may reap late or never, and
+ *   PostgreSQL takes the pid as a running postmaster and refuses to start),
  *   `reused` (the pid now belongs to an unrelated process: PostgreSQL would refuse to start, so
  *   the file must be removed), `unreadable` (no pid in the file).
  * - `live`: a postgres process still owns this data directory.
  */
 export type LockState =
   | { readonly _tag: "absent" }
-  | { readonly _tag: "stale"; readonly pid: number; readonly reason: "exited" | "reused" | "unreadable" }
+  | { readonly _tag: "stale"; readonly pid: number; readonly reason: "exited" | "unreaped" | "reused" | "unreadable" }
   | { readonly _tag: "live"; readonly pid: number }
 
 const readProc = (pid: number, entry: string): string | undefined => {
@@ -24,16 +27,18 @@ const readProc = (pid: number, entry: string): string | undefined => {
   }
 }
 
-const isAlive = (pid: number): boolean => {
+/** Whether `pid` exists: running, or a zombie (exited, not yet reaped), which still answers kill(0). */
+const exists = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
+    return true
   } catch (error) {
     // EPERM: exists but belongs to another user (the postgres user when we run as root).
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
+    return (error as NodeJS.ErrnoException).code === "EPERM"
   }
-  // A zombie (exited, not yet reaped by its parent) still answers kill(0).
-  return !/^\d+ \(.*\) Z/s.test(readProc(pid, "stat") ?? "")
 }
+
+const isZombie = (pid: number): boolean => /^\d+ \(.*\) Z/s.test(readProc(pid, "stat") ?? "")
 
 /**
  * Whether the live process `pid` is a postgres server for `dataDir`: its executable is
@@ -65,6 +70,38 @@ export const inspectStaleLock = (dataDir: string): LockState => {
   }
   const pid = Number.parseInt(text.split("\n")[0] ?? "", 10)
   if (!Number.isInteger(pid) || pid <= 0) return { _tag: "stale", pid: 0, reason: "unreadable" }
-  if (!isAlive(pid)) return { _tag: "stale", pid, reason: "exited" }
+  if (!exists(pid)) return { _tag: "stale", pid, reason: "exited" }
+  if (isZombie(pid)) return { _tag: "stale", pid, reason: "unreaped" }
   return isPostgresFor(pid, dataDir) ? { _tag: "live", pid } : { _tag: "stale", pid, reason: "reused" }
+}
+
+/**
+ * The live processes (not zombies) whose working directory is `dataDir`: a postmaster and its
+ * backends run there, so after a crash these are orphaned backends still attached to the old
+ * shared memory. PostgreSQL checks for them itself only while `postmaster.pid` (which names that
+ * memory) is in place; before we remove the file, we check here. Linux only (`/proc`); elsewhere
+ * the answer is empty, and zombies cannot be told apart either (they count as live postmasters).
+ * Processes we may not inspect (other users', when not root) are not counted.
+ */
+export const processesIn = (dataDir: string): ReadonlyArray<number> => {
+  let entries: Array<string>
+  let target: string
+  try {
+    entries = fs.readdirSync("/proc")
+    target = fs.realpathSync(dataDir)
+  } catch {
+    return []
+  }
+  const found: Array<number> = []
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    const pid = Number(entry)
+    if (pid === process.pid) continue
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/cwd`) === target && !isZombie(pid)) found.push(pid)
+    } catch {
+      // gone meanwhile, a kernel thread, or not ours to inspect
+    }
+  }
+  return found
 }
