@@ -13,12 +13,5 @@ export const testRuntimeRoot = (): string =>
 export const ensureTestRuntime = (): Promise<string> =>
   Effect.runPromise(installRuntime(testRuntimeRoot()).pipe(Effect.map((outcome) => outcome.paths.directory)))
 
-/** Whether any process of the group led by `pgid` is left. */
-export const groupAlive = (pgid: number): boolean => {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether any process of the group led by `pgid` still runs (zombies do not count): the driver's own check. */
+export { groupAlive } from "@svc/core/drivers/compute"

@@ -152,7 +152,7 @@ describe("an Agent's whole life on a real gateway", () => {
         expect(expectData(yield* call("POST", `${agentPath}/stop`), 202).desiredRuntimeState).toBe("stopped")
         const stopped = yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, { progress: workItemProgress(agent.id) })
         expect(stopped.body.data.desiredRuntimeState).toBe("stopped")
-        expect(groupAlive(record.pid)).toBe(false)
+        expect(yield* Effect.promise(() => groupAlive(record.pid))).toBe(false)
         expect(expectData(yield* call("GET", `${agentPath}/revisions`), 200)).toHaveLength(3)
 
         // Delete: the Agent, its revisions, its principal and bindings go; the name is free again.

@@ -143,7 +143,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
         const gatewayPid = spawned[0]!.pid
         expect(yield* item()).toMatchObject({ state: "running", lease_owner: held.lease_owner, attempt_count: 1 })
         yield* kill(workerA)
-        expect(groupAlive(gatewayPid)).toBe(true)
+        expect(yield* Effect.promise(() => groupAlive(gatewayPid))).toBe(true)
         expect((yield* item()).state).toBe("running")
 
         // 2. Worker B takes the item over after the lease and converges it once.
@@ -181,7 +181,7 @@ describe("a worker SIGKILLed mid-deployment", () => {
         // 4. Stop: no process of the Agent's gateway is left (helpers included).
         expectData(yield* call("POST", `${agentPath}/stop`), 202)
         yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, { progress: workItemProgress(agent.id) }, "stopped")
-        expect(groupAlive(recovered[0]!.pid)).toBe(false)
+        expect(yield* Effect.promise(() => groupAlive(recovered[0]!.pid))).toBe(false)
         yield* until(Effect.promise(() => gatewayProcesses(dataDir, stateDir)), (left) => left.length === 0, 15, "no gateway helper left")
         const exit = yield* Effect.promise(() => workerC.stop("SIGTERM"))
         expect(exit.code).toBe(0)

@@ -164,7 +164,7 @@ describe("the console on a real service", () => {
         })
         const stopped = yield* until(apiAs(page, baseUrl, "GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
         expect(stopped.body.data.desiredRuntimeState).toBe("stopped")
-        expect(groupAlive(record.pid)).toBe(false)
+        expect(yield* Effect.promise(() => groupAlive(record.pid))).toBe(false)
 
         // Delete (the console asks first), back to the list; the teardown removes the Agent.
         yield* step("delete", async () => {

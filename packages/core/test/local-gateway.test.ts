@@ -128,7 +128,7 @@ describe("local Compute Driver with a real OpenClaw gateway", () => {
 
       // Stop: the whole process group is gone; stopping again is a no-op.
       yield* restarted.stopGateway(ref)
-      expect(groupAlive(first.pid)).toBe(false)
+      expect(yield* Effect.promise(() => groupAlive(first.pid))).toBe(false)
       expect(yield* restarted.gatewayHealth(ref)).toBe("stopped")
       yield* restarted.stopGateway(ref)
       expect(yield* Effect.flip(restarted.privateEndpoint(ref))).toMatchObject({ code: "GATEWAY_NOT_RUNNING" })
@@ -148,7 +148,7 @@ describe("local Compute Driver with a real OpenClaw gateway", () => {
       expect(failure.message).not.toMatch(/Incorrect API key/)
       // The failed gateway does not keep its gigabyte.
       const record = yield* Effect.promise(() => recordOf("beta"))
-      expect(groupAlive(record.pid)).toBe(false)
+      expect(yield* Effect.promise(() => groupAlive(record.pid))).toBe(false)
       expect(yield* driver.gatewayHealth(ref)).toBe("stopped")
       expect(fake.requests().some((r) => !r.authorized)).toBe(true)
     }), GATEWAY_TIMEOUT)

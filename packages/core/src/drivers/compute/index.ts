@@ -71,7 +71,7 @@ export {
 } from "./local/gatewayUser.js"
 export { agentLayout, type AgentLayout, makeTraversable, prepareAgentLayout } from "./local/layout.js"
 export { classifyProbeAnswer, type ModelProbeResult, probeModel } from "./local/modelProbe.js"
-export { groupCpuTicks } from "./local/processGroupCpu.js"
+export { groupAlive, groupCpuTicks } from "./local/processGroup.js"
 export { awaitReady, probeHealth, type Readiness, type ReadinessBudget } from "./local/readiness.js"
 export { assignPort, candidatePorts, defaultPortRange, isPortFree, type PortRange, recordedPort, releasePort } from "./local/ports.js"
 export {

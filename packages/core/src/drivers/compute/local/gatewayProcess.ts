@@ -12,6 +12,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import type { Launch } from "./confinement.js"
 import { readIfExists, writePrivateFile, type AgentLayout } from "./layout.js"
+import { groupAlive } from "./processGroup.js"
 
 /** What `gateway.json` holds (owner-only: it carries the gateway token). */
 export interface GatewayRecord {
@@ -150,16 +151,6 @@ export const isOurGateway = async (pid: number, layout: AgentLayout): Promise<bo
   }
 }
 
-/** Whether any process of the group led by `pgid` is left. */
-export const groupAlive = (pgid: number): boolean => {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 const signalGroup = (pgid: number, signal: NodeJS.Signals): void => {
   try {
     process.kill(-pgid, signal)
@@ -172,7 +163,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitGroupGone = async (pgid: number, ms: number): Promise<boolean> => {
   const deadline = Date.now() + ms
-  while (groupAlive(pgid)) {
+  while (await groupAlive(pgid)) {
     if (Date.now() >= deadline) return false
     await sleep(100)
   }

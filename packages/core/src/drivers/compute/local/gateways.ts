@@ -48,7 +48,7 @@ import {
 import { probeModel } from "./modelProbe.js"
 import { assignPort, defaultPortRange, hostPortRegistry, type PortRange, releasePort } from "./ports.js"
 import { awaitReady, probeHealth } from "./readiness.js"
-import { groupCpuTicks } from "./processGroupCpu.js"
+import { groupCpuTicks } from "./processGroup.js"
 import { isInstalled, locateRuntime, runtimePaths } from "./runtime.js"
 import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
 import { workspaceFile, writeWorkspace } from "./workspaceFiles.js"
