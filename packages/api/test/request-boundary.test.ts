@@ -65,6 +65,21 @@ describe("request boundary", () => {
         expect(logs.entries.filter((entry) => /database|unhandled|unavailable/i.test(JSON.stringify(entry.message) + entry.cause))).toEqual([])
       }))
 
+    it.effect("a malformed query parameter on a path not routed for the method is that routing miss (404, or 405 with Allow), not a 400", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("boundary-query-miss@example.com")
+        const ns = yield* seedNamespace("boundary-query-miss")
+        expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/no-such-list?cursor=%00`, admin.headers), 404, "NOT_FOUND")
+        const refused = yield* send(baseUrl, "PUT", `/namespaces/${ns}/secrets?cursor=%ZZ`, admin.headers)
+        expectError(refused, 405, "METHOD_NOT_ALLOWED")
+        expect(refused.headers.get("allow")).toBe("GET, POST")
+        // The same query on the routed method is the parameter's error.
+        expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/secrets?cursor=%ZZ`, admin.headers), 400, "INVALID_REQUEST", [
+          { code: "INVALID_FORMAT", path: "/cursor" }
+        ])
+      }))
+
     it.effect("a JSON body that is not valid UTF-8 is 400 INVALID_REQUEST INVALID_FORMAT at the root, and nothing is stored", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

@@ -58,7 +58,10 @@ export const targetProblem = (routes: RouteTable, method: string, url: string): 
     const details = bad.map((index) => ({ code: "INVALID_FORMAT" as const, path: jsonPointer([shape.parameters[index] ?? ""]) }))
     return { _tag: "BadParameters", details: details.slice(0, Limits.errorDetails) }
   }
-  if (query === "" || !routes.allowedMethods(path).includes(method)) return undefined
+  if (query === "") return undefined
+  // Whether the path is routed is asked only of a query with problems: it tests every route's
+  // pattern, which every list page (a query string) would otherwise pay for.
   const details = queryProblems(query)
-  return details.length === 0 ? undefined : { _tag: "BadParameters", details: details.slice(0, Limits.errorDetails) }
+  if (details.length === 0 || !routes.allowedMethods(path).includes(method)) return undefined
+  return { _tag: "BadParameters", details: details.slice(0, Limits.errorDetails) }
 }
