@@ -6,19 +6,22 @@ import pg from "pg"
 import { enqueue, getWorkItem, WORK_CHANNEL } from "../src/index.js"
 import { eventually, status, TestDatabase } from "./harness.js"
 
-/** How many statements this process's `pg` clients sent while `effect` ran, beside its result. */
+/**
+ * The statements this process's `pg` clients sent while `effect` ran, beside its result: how
+ * many, and which went as named prepared statements.
+ */
 const statementsSent = <A extends object, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const counter = { statements: 0 }
+      const sent: Array<{ readonly named: boolean }> = []
       const original = pg.Client.prototype.query
       pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
-        counter.statements++
+        sent.push({ named: (args[0] as { readonly name?: unknown } | undefined)?.name !== undefined })
         return (original as (...a: Array<unknown>) => unknown).apply(this, args)
       } as typeof original
-      return { counter, original }
+      return { sent, original }
     }),
-    ({ counter }) => Effect.map(effect, (result) => ({ ...result, statements: counter.statements })),
+    ({ sent }) => Effect.map(effect, (result) => ({ ...result, statements: sent.length, named: sent.filter((s) => s.named).length })),
     ({ original }) => Effect.sync(() => (pg.Client.prototype.query = original))
   )
 
@@ -118,16 +121,21 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("enqueue", (
 
         const committed = yield* sql.withTransaction(
           Effect.gen(function* () {
-            const result = yield* enqueue({ kind: "enq.committed", key: "k1" })
+            // On the transaction's connection, as the caller's other statements: not named.
+            const result = yield* statementsSent(enqueue({ kind: "enq.committed", key: "k1" }))
+            expect([result.statements, result.named]).toEqual([1, 0])
             // Inside the transaction the item is visible to the transaction itself.
             expect(Option.isSome(yield* getWorkItem(result.item.id))).toBe(true)
             return result
           })
         )
-        // Outside a transaction: the item and its notification in one statement, one commit.
+        // Outside a transaction: the item and its notification in one named prepared statement,
+        // one commit; again for the same key, the existing item, read by name too.
         const outside = yield* statementsSent(enqueue({ kind: "enq.outside", key: "k1" }))
         expect(outside.created).toBe(true)
-        expect(outside.statements).toBe(1)
+        expect([outside.statements, outside.named]).toEqual([1, 1])
+        const again = yield* statementsSent(enqueue({ kind: "enq.outside", key: "k1" }))
+        expect([again.created, again.item.id, again.statements, again.named]).toEqual([false, outside.item.id, 2, 2])
         yield* sql`SELECT pg_notify(${WORK_CHANNEL}, 'end')`
         const seen = yield* eventually(Ref.get(received), (all) => all.includes("end"))
         expect(seen.filter((kind) => kind !== "probe")).toEqual(["enq.committed", "enq.outside", "end"])

@@ -13,7 +13,9 @@ import type pg from "pg"
  * (every value a parameter): each distinct text stays prepared on each connection.
  *
  * Such a statement is not cancelled when its fiber is interrupted (a client that went away): it
- * runs to its end and its answer is dropped. Use it for short reads.
+ * runs to its end and its answer is dropped. Use it for short reads, and for short writes that
+ * may be repeated (an enqueue by idempotency key): an interrupted caller cannot tell whether a
+ * write took place either way.
  */
 const names = new Map<string, string>()
 

@@ -9,7 +9,8 @@ import pg from "pg"
  * PostgreSQL parses and plans it on each execution. The hot statements that gain from a named
  * prepared statement are sent on this same pool by name (docs/decisions/performance.md): the
  * work engine's claims (`claimBatch.ts`), and the request path's credential and list page
- * statements (`queryNamed`, `runNamed`). Everything else goes through `SqlClient`.
+ * statements (`queryNamed`, `runNamed`), and `enqueue` outside a transaction. Everything else goes
+ * through `SqlClient`.
  */
 export class PgPool extends Context.Tag("@svc/core/db/PgPool")<PgPool, pg.Pool>() {}
 

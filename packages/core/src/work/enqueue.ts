@@ -1,7 +1,10 @@
 import { SqlClient } from "@effect/sql"
+import type { Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import * as crypto from "node:crypto"
+import { PgPool } from "../db/pgPool.js"
+import { runNamed } from "../db/namedStatement.js"
 import { decodeWorkItem, type WorkItem, workItemColumns } from "./item.js"
 
 /** The channel workers `LISTEN` on; the payload of each notification is the item's kind. */
@@ -56,12 +59,18 @@ export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlEr
       ? sql`${options.deadline}::timestamptz`
       : sql`now() + make_interval(secs => ${seconds(options.deadline ?? DEFAULT_DEADLINE)})`
   yield* Effect.annotateCurrentSpan({ kind: options.kind })
+  // Outside a transaction, with the process's pool at hand, the statements go as named prepared
+  // statements: PostgreSQL does not parse and plan them inside the enqueue's own transaction,
+  // which the item's wait until a worker claims it is measured from.
+  const pool = yield* Effect.serviceOption(PgPool)
+  const run = <A extends object>(statement: Statement.Statement<A>) =>
+    Option.isSome(pool) ? runNamed(pool.value, statement) : statement
 
   // A concurrent finish of the existing item can make both statements miss: try again.
   for (let round = 0; round < 3; round++) {
     // The notification is sent by the same statement: outside a transaction, the item and its
     // wake-up commit together, in one round trip (it is delivered at commit, as always).
-    const inserted = yield* sql`
+    const inserted = yield* run(sql`
       WITH inserted AS (
         INSERT INTO work_items (id, kind, key, payload, next_attempt_at, deadline_at)
         VALUES (
@@ -72,12 +81,12 @@ export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlEr
         RETURNING ${sql.literal(workItemColumns)}
       )
       SELECT inserted.* FROM inserted CROSS JOIN LATERAL pg_notify(${WORK_CHANNEL}, inserted.kind) AS notified
-    `
+    `)
     if (inserted.length > 0) return { created: true, item: yield* decodeWorkItem(inserted[0]) }
-    const existing = yield* sql`
+    const existing = yield* run(sql`
       SELECT ${sql.literal(workItemColumns)} FROM work_items
       WHERE kind = ${options.kind} AND key = ${options.key} AND state IN ('queued', 'running')
-    `
+    `)
     if (existing.length > 0) return { created: false, item: yield* decodeWorkItem(existing[0]) }
   }
   return yield* Effect.dieMessage("work item enqueue kept conflicting with a finishing item")
