@@ -90,8 +90,9 @@ const ORPHAN_WAIT_MS = 10_000
 
 /**
  * Removes a crashed server's lock file that postgres would refuse, once no orphaned backend
- * still runs in the data directory: postgres's own check for them needs the file, so it is
- * made here first (`processesIn`).
+ * still runs in the data directory (`processesIn`). Postgres's exact check for them reads the
+ * old shared memory segment's id from this file; without the file it finds that segment only
+ * through its key search, so the check is made here first.
  */
 const removeStaleLock = async (
   dataDir: string,

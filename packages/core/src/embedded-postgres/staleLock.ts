@@ -78,9 +78,9 @@ export const inspectStaleLock = (dataDir: string): LockState => {
 /**
  * The live processes (not zombies) whose working directory is `dataDir`: a postmaster and its
  * backends run there, so after a crash these are orphaned backends still attached to the old
- * shared memory. PostgreSQL checks for them itself only while `postmaster.pid` (which names that
- * memory) is in place; before we remove the file, we check here. Linux only (`/proc`); elsewhere
- * the answer is empty, and zombies cannot be told apart either (they count as live postmasters).
+ * shared memory. PostgreSQL's exact check for them reads that memory's id from `postmaster.pid`;
+ * before we remove the file, we check here. Linux only (`/proc`); elsewhere the answer is
+ * empty, and zombies cannot be told apart either (they count as live postmasters).
  * Processes we may not inspect (other users', when not root) are not counted.
  */
 export const processesIn = (dataDir: string): ReadonlyArray<number> => {
