@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import pg from "pg"
+import { startZombie } from "../../../testing/zombie.js"
 
 const selectOne = async (url: string): Promise<number> => {
   const client = new pg.Client({ connectionString: url })
@@ -30,14 +31,6 @@ const isGone = (pid: number): boolean => {
   }
 }
 
-const isZombie = (pid: number): boolean => {
-  try {
-    return /^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
 const waitUntilGone = async (pid: number): Promise<void> => {
   for (let i = 0; i < 200 && !isGone(pid); i++) await new Promise((r) => setTimeout(r, 50))
   expect(isGone(pid)).toBe(true)
@@ -54,22 +47,6 @@ const startImpostor = (): Promise<ChildProcess> =>
     child.once("error", reject)
     child.once("spawn", () => resolve(child))
   })
-
-/**
- * A zombie: a process that has exited and that its parent does not reap (a `sleep` that the
- * shell it was started from turned into, by `exec`), like a crashed postmaster whose parent died
- * and which PID 1 has not reaped yet. Resolves with the zombie's pid and its parent, to kill.
- */
-const startZombie = async (): Promise<{ readonly pid: number; readonly parent: ChildProcess }> => {
-  const parent = spawn("sh", ["-c", "sleep 0.1 & echo $!; exec sleep 60"], { stdio: ["ignore", "pipe", "ignore"] })
-  const pid = await new Promise<number>((resolve, reject) => {
-    parent.stdout!.once("data", (chunk: Buffer) => resolve(Number.parseInt(chunk.toString("utf8"), 10)))
-    parent.once("error", reject)
-  })
-  for (let i = 0; i < 100 && !isZombie(pid); i++) await new Promise((r) => setTimeout(r, 50))
-  expect(isZombie(pid)).toBe(true)
-  return { pid, parent }
-}
 
 /** Writes `pid` into the lock file in place of the crashed postmaster's. */
 const recordPid = (pidFile: string, pid: number) => {

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { groupAlive } from "@svc/core/drivers/compute"
 import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
+import { startZombie } from "../../../testing/zombie.js"
 
 const children: Array<ChildProcess> = []
 
@@ -15,31 +15,13 @@ afterAll(() => {
   for (const child of children) child.kill("SIGKILL")
 })
 
-const isZombie = (pid: number): boolean => {
-  try {
-    return /^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/**
- * A process group whose only member has exited and is not reaped: `setsid` makes the short
- * `sleep` lead a group of its own, and its parent (the shell, turned into a long `sleep` by
- * `exec`) never reaps it. Resolves with that group's id.
- */
+/** A process group whose only member has exited and is not reaped. Resolves with its id. */
 const zombieGroup = async (): Promise<number> => {
-  const parent = spawn("sh", ["-c", "setsid sleep 0.1 & echo $!; exec sleep 60"], { stdio: ["ignore", "pipe", "ignore"] })
-  children.push(parent)
-  const pid = await new Promise<number>((resolve, reject) => {
-    parent.stdout!.once("data", (chunk: Buffer) => resolve(Number.parseInt(chunk.toString("utf8"), 10)))
-    parent.once("error", reject)
-  })
-  for (let i = 0; i < 100 && !isZombie(pid); i++) await sleep(50)
-  expect(isZombie(pid)).toBe(true)
-  return pid
+  const zombie = await startZombie(true)
+  children.push(zombie.parent)
+  return zombie.pid
 }
 
 describe("a gateway's process group", () => {

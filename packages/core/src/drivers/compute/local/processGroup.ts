@@ -15,9 +15,10 @@ const STIME = 15 - 3
 const CUTIME = 16 - 3
 const CSTIME = 17 - 3
 
-/** The `/proc/<pid>/stat` fields of every process in group `pgid` (none without `/proc`). */
-const membersOf = async (pgid: number): Promise<ReadonlyArray<ReadonlyArray<string>>> => {
-  const entries = await fs.readdir("/proc").catch((): Array<string> => [])
+/** The `/proc/<pid>/stat` fields of every process in group `pgid`; undefined without `/proc`. */
+const membersOf = async (pgid: number): Promise<ReadonlyArray<ReadonlyArray<string>> | undefined> => {
+  const entries = await fs.readdir("/proc").catch(() => undefined)
+  if (entries === undefined) return undefined
   const stats = await Promise.all(
     entries
       .filter((entry) => /^\d+$/.test(entry))
@@ -33,7 +34,7 @@ const membersOf = async (pgid: number): Promise<ReadonlyArray<ReadonlyArray<stri
 export const groupCpuTicks = async (pgid: number): Promise<number> =>
   // Reaped children's time is added to their parent's cutime/cstime, so a helper that did
   // work and exited still counts.
-  (await membersOf(pgid)).reduce(
+  ((await membersOf(pgid)) ?? []).reduce(
     (sum, fields) => sum + [UTIME, STIME, CUTIME, CSTIME].reduce((part, index) => part + (Number(fields[index]) || 0), 0),
     0
   )
@@ -52,7 +53,6 @@ export const groupAlive = async (pgid: number): Promise<boolean> => {
     // EPERM: a member exists but belongs to another user (a confined gateway's own user).
     if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
   }
-  const procMounted = await fs.access("/proc/self/stat").then(() => true, () => false)
-  if (!procMounted) return true
-  return (await membersOf(pgid)).some((fields) => fields[STATE] !== "Z")
+  const members = await membersOf(pgid)
+  return members === undefined || members.some((fields) => fields[STATE] !== "Z")
 }
