@@ -38,6 +38,11 @@ const acquirePool = (options: PgPoolOptions) => {
       // An idle client's error (the server restarted) is the pool's to handle: it drops the client.
       // Without a listener, Node would end the process.
       pool.on("error", () => {})
+      // A borrowed client is the borrower's to listen to, and `@effect/sql-pg` listens only for one
+      // error while a statement runs. A server shutting down (a terminal's Ctrl-C reaches the
+      // embedded PostgreSQL too) sends a FATAL and then closes the socket: two errors, the second
+      // unheard. A dead client is not queryable, so the pool drops it when it comes back.
+      pool.on("connect", (client) => client.on("error", () => {}))
       return pool
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
