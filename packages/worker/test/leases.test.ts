@@ -178,6 +178,31 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("leases", (i
       expect((yield* untilState(item.id, "succeeded")).attemptCount).toBe(1)
     }))
 
+  it.scoped("after its LISTEN connection is lost, the worker listens again and is woken by the next notification", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const done = yield* Deferred.make<void>()
+      yield* startEngine(
+        // Polling once a minute: only LISTEN/NOTIFY can make this test finish in time.
+        { concurrency: 2, pollInterval: "60 seconds", workerId: "relistener" },
+        WorkHandler.layer("lease.relisten", Schema.Unknown, () => Deferred.succeed(done, undefined))
+      )
+      const listeners = sql<{ pid: number }>`
+        SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()
+      `
+      const [first] = yield* eventually(listeners, (rows) => rows.length === 1)
+      // What a PostgreSQL restart or a proxy dropping the idle connection does to it.
+      yield* sql`SELECT pg_terminate_backend(${first!.pid})`
+      const [second] = yield* eventually(listeners, (rows) => rows.length === 1 && rows[0]!.pid !== first!.pid)
+      expect(second!.pid).not.toBe(first!.pid)
+      // The slots went idle after the reconnection's own wake-up found nothing.
+      yield* Effect.sleep(Duration.millis(500))
+      const { item } = yield* enqueue({ kind: "lease.relisten", key: "k1" })
+      yield* Deferred.await(done).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("not woken") }))
+      expect((yield* untilState(item.id, "succeeded")).attemptCount).toBe(1)
+    }))
+
   it.scoped("a delayed item runs once due, not before", () =>
     Effect.gen(function* () {
       const claimed = yield* Deferred.make<{ scheduledAt: Date; claimedAt: Date }>()

@@ -1,5 +1,6 @@
 export * as Migrations from "./migrate.js"
 export { databaseLayer, type DatabaseOptions } from "./pg.js"
+export { listenReconnecting, type ListenEvent } from "./listen.js"
 export { queryNamed, runNamed, sendNamed } from "./namedStatement.js"
 export { PgPool, pgPoolLayer, type PgPoolOptions } from "./pgPool.js"
 export * from "./unavailable.js"

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DefaultServices, Effect, Layer, Schedule, Stream, Tracer } from "effect"
 import { makeAttempt, makeSettle } from "./attempt.js"
-import { PgPool } from "@svc/core/db"
+import { listenReconnecting, PgPool } from "@svc/core/db"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
 import { makeLeases } from "./leases.js"
@@ -23,7 +23,6 @@ const make = (input: WorkEngineOptions | undefined) =>
     const options = yield* Effect.sync(() => resolveOptions(input))
     const annotate = Effect.annotateLogs({ workerId: options.workerId })
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const pg = yield* PgClient.PgClient
     const registry = yield* WorkHandlers
     const leases = makeLeases(sql, yield* PgPool, options.workerId, options.leaseDuration, options.concurrency)
     const outcomes = makeOutcomes(sql, options.workerId, leases)
@@ -35,13 +34,14 @@ const make = (input: WorkEngineOptions | undefined) =>
     const settle = makeSettle(attemptDeps)
     const clock = yield* Effect.clock
 
-    // Wake an idle slot as soon as an item of a kind we run is committed.
-    yield* pg.listen(WORK_CHANNEL).pipe(
-      Stream.runForEach((kind) =>
-        Effect.flatMap(registry.kinds, (kinds) => (kinds.includes(kind) ? wakeup.signal(1) : Effect.void))
+    // Wake an idle slot as soon as an item of a kind we run is committed. While the connection is
+    // lost the slots poll; once it is back every slot looks, for what was enqueued meanwhile.
+    yield* listenReconnecting(WORK_CHANNEL, "svc-work-listen").pipe(
+      Stream.runForEach((event) =>
+        event._tag === "Listening"
+          ? wakeup.signal(options.concurrency)
+          : Effect.flatMap(registry.kinds, (kinds) => (kinds.includes(event.payload) ? wakeup.signal(1) : Effect.void))
       ),
-      Effect.tapErrorCause((cause) => Effect.logWarning("work LISTEN failed; polling until it is back", cause)),
-      Effect.retry(Schedule.spaced("1 second")),
       Effect.annotateLogs({ fiber: "work.listen" }),
       annotate,
       Effect.interruptible,
