@@ -1,0 +1,83 @@
+/**
+ * PostgreSQL restarting under `svc api` and `svc worker` (an upgrade, a failover, a crash) must
+ * not take them down or leave them stuck: they report the database unavailable while it is gone
+ * and serve again once it is back, on new connections (named statements prepared again), with
+ * the worker's LISTEN connection made again. Both run as real processes against a PostgreSQL of
+ * this test's own, which it stops and starts on the same port.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { startEmbeddedPostgres } from "@svc/core/embedded-postgres"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { freePort, svc } from "../../../testing/process.js"
+import { call } from "../../../testing/server.js"
+import { outputDir, productionEnv, readKeyFile, run } from "./support/bootstrap.js"
+
+/** Polls `read` every 200 ms until `done`, failing with the last value after `timeoutMs`. */
+const until = async <A>(read: () => Promise<A>, done: (a: A) => boolean, timeoutMs = 60_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms; last: ${JSON.stringify(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+describe("PostgreSQL restarts under the processes", () => {
+  it("svc api and svc worker report it unavailable, then serve again: a key authenticates, a Namespace created after it is provisioned", async () => {
+    const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-pg-restart-"))
+    const pgPort = await freePort()
+    let postgres = await startEmbeddedPostgres({ dir: pgDir, port: pgPort })
+    try {
+      const url = await postgres.ensureDatabase("svc_restart")
+      const dir = outputDir("pg-restart")
+      const port = await freePort()
+      const env = { ...productionEnv(url, dir), SVC_PORT: String(port) }
+      const base = `http://127.0.0.1:${port}`
+      expect((await run("migrate", env)).exit.code).toBe(0)
+      const bootstrap = await run("bootstrap", env)
+      expect(bootstrap.exit.code, bootstrap.output).toBe(0)
+      const headers = { "x-api-key": readKeyFile(env.SVC_BOOTSTRAP_KEY_PATH).data.key, "content-type": "application/json" }
+
+      const api = svc("api", env)
+      const worker = svc("worker", env)
+      try {
+        await api.waitFor(/svc api listening/)
+        await worker.waitFor(/work engine started/)
+        expect((await call(`${base}/installation`, { headers })).status).toBe(200)
+
+        await postgres.stop()
+        const down = await until(() => call(`${base}/readyz`), (answer) => answer.status === 503)
+        expect(down.body.error.code).toBe("DEPENDENCY_UNAVAILABLE")
+        const refused = await call(`${base}/installation`, { headers })
+        expect(refused.status).toBe(503)
+        expect(refused.body.error.code).toBe("DEPENDENCY_UNAVAILABLE")
+
+        postgres = await startEmbeddedPostgres({ dir: pgDir, port: pgPort })
+        await until(() => call(`${base}/readyz`), (answer) => answer.status === 200)
+        const installation = await call(`${base}/installation`, { headers })
+        expect(installation.status).toBe(200)
+
+        const created = await call(`${base}/namespaces`, { method: "POST", headers, body: JSON.stringify({ name: "after-restart" }) })
+        expect(created.status, JSON.stringify(created.body)).toBe(201)
+        expect(created.body.data.status).toBe("provisioning")
+        const ready = await until(
+          () => call(`${base}/namespaces/${created.body.data.id}`, { headers }),
+          (answer) => answer.body.data?.status !== "provisioning"
+        )
+        expect(ready.body.data.status).toBe("ready")
+      } finally {
+        const apiExit = await api.stop()
+        const workerExit = await worker.stop()
+        expect(apiExit.code, api.output()).toBe(0)
+        expect(workerExit.code, worker.output()).toBe(0)
+      }
+      for (const output of [api.output(), worker.output()]) expect(output).not.toContain("Unhandled")
+    } finally {
+      await postgres.stop()
+      fs.rmSync(pgDir, { recursive: true, force: true })
+    }
+  }, 180_000)
+})
