@@ -97,6 +97,32 @@ describe("npm start (all-in-one development mode)", () => {
       expect(stopped.code, second.output()).toBe(0)
     }
   }, 240_000)
+
+  it("starts its embedded PostgreSQL again when it is killed, and serves again", async () => {
+    const dataDir = path.join(scratch, "postgres-killed")
+    const port = await freePort()
+    const start = svc("start", { SVC_DATA_DIR: dataDir, SVC_PORT: String(port) })
+    const pidFile = path.join(dataDir, "postgres", "pg", "postmaster.pid")
+    const postmaster = () => Number(fs.readFileSync(pidFile, "utf8").split("\n")[0])
+    try {
+      await start.waitFor(/svc is ready/, 90_000)
+      const killed = postmaster()
+      // The OOM killer's way: no shutdown, backends orphaned.
+      process.kill(killed, "SIGKILL")
+      await start.waitFor(/"message":"the embedded PostgreSQL exited on its own; starting it again".*"signal":"SIGKILL"/, 30_000)
+      await start.waitFor(/embedded PostgreSQL is up again/, 90_000)
+      expect(postmaster()).not.toBe(killed)
+      for (let ready = await call(`http://127.0.0.1:${port}/readyz`); ready.status !== 200; ) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        ready = await call(`http://127.0.0.1:${port}/readyz`)
+      }
+    } finally {
+      const stopped = await start.stop("SIGINT")
+      expect(stopped.code, start.output()).toBe(0)
+    }
+    expect(start.output()).toContain("embedded PostgreSQL stopped")
+    expect(fs.existsSync(pidFile)).toBe(false)
+  }, 240_000)
 })
 
 describe("the production split", () => {

@@ -5,6 +5,7 @@
 export {
   EmbeddedPostgresError,
   type EmbeddedPostgresOptions,
+  type PostgresExit,
   type RunningPostgres,
   scratchDir,
   startEmbeddedPostgres

