@@ -11,11 +11,9 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { PgPool, pgPoolLayer } from "@svc/core/db"
 import { Deferred, Effect, Exit, Fiber, Layer, Redacted, Schedule, Scope, Stream } from "effect"
-import * as net from "node:net"
 import pg from "pg"
 import { superuserQuery, TestDatabaseUrl } from "../../../testing/database.js"
-
-const ADMIN_SHUTDOWN = "terminating connection due to administrator command"
+import { ADMIN_SHUTDOWN, startPgProxy } from "../../../testing/pgProxy.js"
 
 /** Records each `error` emitted by any `pg.Client` while the scope is open. */
 const recordClientErrors = Effect.acquireRelease(
@@ -39,66 +37,10 @@ const recordClientErrors = Effect.acquireRelease(
   (recorder) => Effect.sync(recorder.restore)
 )
 
-/** A FATAL ErrorResponse as PostgreSQL's fast shutdown sends it to each backend's client. */
-const adminShutdownMessage = (): Buffer => {
-  const fields = Buffer.concat(
-    [["S", "FATAL"], ["V", "FATAL"], ["C", "57P01"], ["M", ADMIN_SHUTDOWN]].map(([code, value]) =>
-      Buffer.concat([Buffer.from(code!), Buffer.from(`${value}\0`)])
-    )
-  )
-  const body = Buffer.concat([fields, Buffer.from([0])])
-  const header = Buffer.alloc(5)
-  header.write("E", 0)
-  header.writeInt32BE(body.length + 4, 1)
-  return Buffer.concat([header, body])
-}
-
-/**
- * A loopback proxy to the real server that answers a client's Terminate (`X`) with the FATAL a
- * shutting-down server sends, then closes: the race of a Ctrl-C, made deterministic.
- */
-const shutdownRacingProxy = (target: URL) =>
+const shutdownRacingProxy = (target: string) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: net.Server; readonly port: number; readonly fatalsSent: () => number }>((resume) => {
-      let fatals = 0
-      const server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port), target.hostname)
-        upstream.pipe(client)
-        upstream.on("error", () => client.destroy())
-        client.on("error", () => upstream.destroy())
-        let pending = Buffer.alloc(0)
-        let startup = true
-        client.on("data", (chunk: Buffer) => {
-          pending = Buffer.concat([pending, chunk])
-          for (;;) {
-            // The startup message has no type byte; every later message does.
-            const headerLength = startup ? 4 : 5
-            if (pending.length < headerLength) return
-            const length = pending.readInt32BE(startup ? 0 : 1) + (startup ? 0 : 1)
-            if (pending.length < length) return
-            const type = startup ? "" : String.fromCharCode(pending[0]!)
-            const message = pending.subarray(0, length)
-            pending = pending.subarray(length)
-            startup = false
-            if (type === "X") {
-              fatals++
-              upstream.unpipe(client)
-              upstream.destroy()
-              client.end(adminShutdownMessage())
-              return
-            }
-            upstream.write(message)
-          }
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({ server, port: (server.address() as net.AddressInfo).port, fatalsSent: () => fatals }))
-      )
-    }),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-      })
+    Effect.promise(() => startPgProxy(target, { fatalOnTerminate: true })),
+    (proxy) => Effect.promise(proxy.close)
   )
 
 const poolOver = (url: string) => pgPoolLayer({ url: Redacted.make(url), applicationName: "svc-test-shutdown" })
@@ -128,11 +70,10 @@ describe("PostgreSQL shutting down under the process", () => {
   it.scopedLive("the LISTEN connection, ending as the server ends it, emits only heard errors", () =>
     Effect.gen(function* () {
       const recorder = yield* recordClientErrors
-      const target = new URL(yield* TestDatabaseUrl)
-      const proxy = yield* shutdownRacingProxy(target)
-      const viaProxy = new URL(target)
-      viaProxy.host = `127.0.0.1:${proxy.port}`
-      const layer = poolOver(viaProxy.toString())
+      // A proxy that answers the client's Terminate with the FATAL a shutting-down server sends.
+      const url = yield* TestDatabaseUrl
+      const proxy = yield* shutdownRacingProxy(url)
+      const layer = poolOver(proxy.via(url))
       yield* Effect.gen(function* () {
         const client = yield* PgClient.PgClient
         const listening = yield* Scope.make()

@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, Duration, Effect, Random, Ref, Schema } from "effect"
 import { enqueue, WorkHandler } from "../src/index.js"
-import { captureLogs, countByState, eventually, itemsOfKind, startEngine, status, TestDatabase, untilState } from "./harness.js"
+import { startPgProxy } from "../../../testing/pgProxy.js"
+import { captureLogs, countByState, DatabaseUrl, eventually, itemsOfKind, startEngine, status, TestDatabase, untilState } from "./harness.js"
 
 const runsTable = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -160,6 +161,37 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("leases", (i
       `
       yield* Deferred.await(interrupted)
       expect(yield* status(item.id)).toMatchObject({ state: "running", leaseOwner: "winner", attemptCount: 2 })
+      yield* sql`UPDATE work_items SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, finished_at = now() WHERE id = ${item.id}`
+    }))
+
+  it.scoped("a worker cut off from the database stops its handler once its lease may have expired, writing nothing", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const url = yield* DatabaseUrl
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => startPgProxy(url)),
+        (proxy) => Effect.promise(proxy.close)
+      )
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      yield* startEngine(
+        { concurrency: 1, pollInterval: "200 millis", leaseDuration: "3 seconds", leaseRenewInterval: "300 millis", workerId: "cut-off" },
+        WorkHandler.layer("lease.cut", Schema.Unknown, () =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+        )
+      ).pipe(Effect.provideService(DatabaseUrl, proxy.via(url)))
+      const { item } = yield* enqueue({ kind: "lease.cut", key: "k1" })
+      yield* Deferred.await(started)
+      // The database is still there for everyone else: only this worker's connections are cut.
+      proxy.cut()
+      yield* Deferred.await(interrupted).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the handler ran on without a lease") })
+      )
+      // Stopped without the database: the item is as the last renewal left it, its lease expiring.
+      expect(yield* status(item.id)).toMatchObject({ state: "running", leaseOwner: "cut-off", attemptCount: 1 })
       yield* sql`UPDATE work_items SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, finished_at = now() WHERE id = ${item.id}`
     }))
 

@@ -78,7 +78,7 @@ const loop = (deps: SlotDeps, watch: Watch): Effect.Effect<never> =>
  */
 export const runSlot = (deps: SlotDeps): Effect.Effect<never> =>
   Effect.gen(function* () {
-    const watch = yield* makeWatch(deps.leases, deps.options.leaseRenewInterval, deps.clock)
+    const watch = yield* makeWatch(deps.leases, deps.options.leaseDuration, deps.options.leaseRenewInterval, deps.clock)
     const watcher = yield* Effect.fork(Effect.interruptible(watch.run))
     // The attempt an ended runner left unfinished: settled when the runner was interrupted (by the
     // watcher or by shutdown); after a defect it is forgotten and its lease expires.

@@ -11,6 +11,12 @@ export interface Watched {
   readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
   readonly stopAt: number
   renewAt: number
+  /**
+   * Until when the lease is certainly ours: one lease from when the last successful renewal was
+   * sent (the database's expiry is later). Past it, with no renewal confirmed, another worker
+   * may own the item.
+   */
+  heldUntil: number
   stopped: Stopped | null
 }
 
@@ -21,7 +27,9 @@ export interface Watched {
  * attempt's lease every `leaseRenewInterval`, and interrupts the runner fiber when the lease is
  * found lost (fencing: another worker may own the item now) or the deadline is reached; it records
  * why in `stopped`, which the attempt reads when interrupted. A failed renewal (database
- * unreachable) is tried again at the next interval: the fence decides, not the error.
+ * unreachable) is tried again at the next interval, until the lease can no longer be held
+ * (`heldUntil`): then the attempt is stopped as `LeaseLost` without the database, because once
+ * the lease has expired there the reaper gives the item to another worker.
  */
 export interface Watch {
   /** Marks the runner's attempt current; its first renewal is one interval from now. */
@@ -39,11 +47,15 @@ export interface Watch {
 
 export const makeWatch = (
   leases: Leases,
+  leaseDuration: Duration.Duration,
   leaseRenewInterval: Duration.Duration,
   clock: Clock.Clock
 ): Effect.Effect<Watch> =>
   Effect.map(Queue.sliding<void>(1), (pokes) => {
+    const leaseMs = Duration.toMillis(leaseDuration)
     const renewEvery = Duration.toMillis(leaseRenewInterval)
+    // At most a second, and short of the first renewal (options keep the interval below the lease).
+    const claimMargin = Math.min(1000, (leaseMs - renewEvery) / 2)
     let current: Watched | null = null
     // The attempt between `begin` and `end`; unlike `current`, kept when the watcher stops it.
     let running: Watched | null = null
@@ -54,7 +66,9 @@ export const makeWatch = (
       const now = clock.unsafeCurrentTimeMillis()
       // Both instants are database time; the remaining span is measured on the local clock.
       const stopAt = now + (item.deadlineAt.getTime() - item.claimedAt.getTime())
-      const watched: Watched = { item, fiber, stopAt, renewAt: now + renewEvery, stopped: null }
+      // The claim's lease began in the database a round trip before now: a margin is taken off.
+      const heldUntil = now + leaseMs - claimMargin
+      const watched: Watched = { item, fiber, stopAt, renewAt: now + renewEvery, heldUntil, stopped: null }
       current = watched
       running = watched
       // Renewal is never due before the sleeping watcher wakes (it sleeps at most one interval);
@@ -93,15 +107,31 @@ export const makeWatch = (
           yield* stop(watched, "DeadlineReached", self)
           continue
         }
-        if (watched !== null && now >= watched.renewAt) {
-          watched.renewAt = now + renewEvery
-          const held = yield* leases.renew(watched.item).pipe(
-            Effect.catchAll((error) => Effect.as(Effect.logWarning("work lease renewal failed", error), true))
-          )
-          if (!held) yield* stop(watched, "LeaseLost", self)
+        if (watched !== null && now >= watched.heldUntil) {
+          yield* Effect.logWarning("work lease could not be renewed before it expired; stopping the attempt")
+          yield* stop(watched, "LeaseLost", self)
           continue
         }
-        const wakeAt = watched === null ? now + renewEvery : Math.min(watched.renewAt, watched.stopAt)
+        if (watched !== null && now >= watched.renewAt) {
+          watched.renewAt = now + renewEvery
+          // A renewal that hangs (a database gone without closing the connection) is left behind
+          // when the lease can no longer be held, so the check above still runs in time.
+          const renewal = yield* leases.renew(watched.item).pipe(
+            Effect.map((held) => (held ? "held" : "lost")),
+            Effect.disconnect,
+            Effect.timeoutTo({
+              duration: Duration.millis(Math.max(0, watched.heldUntil - now)),
+              onSuccess: (answer) => answer,
+              onTimeout: () => "unconfirmed" as const
+            }),
+            Effect.catchAll((error) => Effect.as(Effect.logWarning("work lease renewal failed", error), "unconfirmed" as const))
+          )
+          if (renewal === "lost") yield* stop(watched, "LeaseLost", self)
+          if (renewal === "held") watched.heldUntil = Math.max(watched.heldUntil, now + leaseMs)
+          continue
+        }
+        const wakeAt =
+          watched === null ? now + renewEvery : Math.min(watched.renewAt, watched.stopAt, watched.heldUntil)
         sleepingUntil = wakeAt
         yield* Queue.take(pokes).pipe(Effect.timeoutOption(Duration.millis(Math.max(0, wakeAt - now))))
         sleepingUntil = 0
