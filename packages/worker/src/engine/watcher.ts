@@ -13,8 +13,8 @@ export interface Watched {
   renewAt: number
   /**
    * Until when the lease is certainly ours: one lease from when the last successful renewal was
-   * sent (the database's expiry is later). Past it, with no renewal confirmed, another worker
-   * may own the item.
+   * sent (the database's expiry is later), or before the first, from the claim less a margin.
+   * Past it, with no renewal confirmed, another worker may own the item.
    */
   heldUntil: number
   stopped: Stopped | null
@@ -108,7 +108,9 @@ export const makeWatch = (
           continue
         }
         if (watched !== null && now >= watched.heldUntil) {
-          yield* Effect.logWarning("work lease could not be renewed before it expired; stopping the attempt")
+          yield* Effect.logWarning("work lease could not be renewed before it expired; stopping the attempt").pipe(
+            Effect.annotateLogs({ workId: watched.item.id, workKind: watched.item.kind, workAttempt: watched.item.attempt })
+          )
           yield* stop(watched, "LeaseLost", self)
           continue
         }
