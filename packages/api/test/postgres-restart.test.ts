@@ -7,23 +7,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { startEmbeddedPostgres } from "@svc/core/embedded-postgres"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { until } from "../../../testing/poll.js"
 import { freePort, svc } from "../../../testing/process.js"
 import { call } from "../../../testing/server.js"
 import { outputDir, productionEnv, readKeyFile, run } from "./support/bootstrap.js"
 
-/** Polls `read` every 200 ms until `done`, failing with the last value after `timeoutMs`. */
-const until = async <A>(read: () => Promise<A>, done: (a: A) => boolean, timeoutMs = 60_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms; last: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
+/** `testing/poll.ts`'s `until` for this promise-based test: polls `read` until `done`, 60 s at most. */
+const poll = <A>(read: () => Promise<A>, done: (a: A) => boolean): Promise<A> =>
+  Effect.runPromise(until(Effect.promise(read), done, 60))
 
 describe("PostgreSQL restarts under the processes", () => {
   it("svc api and svc worker report it unavailable, then serve again: a key authenticates, a Namespace created after it is provisioned", async () => {
@@ -49,21 +44,21 @@ describe("PostgreSQL restarts under the processes", () => {
         expect((await call(`${base}/installation`, { headers })).status).toBe(200)
 
         await postgres.stop()
-        const down = await until(() => call(`${base}/readyz`), (answer) => answer.status === 503)
+        const down = await poll(() => call(`${base}/readyz`), (answer) => answer.status === 503)
         expect(down.body.error.code).toBe("DEPENDENCY_UNAVAILABLE")
         const refused = await call(`${base}/installation`, { headers })
         expect(refused.status).toBe(503)
         expect(refused.body.error.code).toBe("DEPENDENCY_UNAVAILABLE")
 
         postgres = await startEmbeddedPostgres({ dir: pgDir, port: pgPort })
-        await until(() => call(`${base}/readyz`), (answer) => answer.status === 200)
+        await poll(() => call(`${base}/readyz`), (answer) => answer.status === 200)
         const installation = await call(`${base}/installation`, { headers })
         expect(installation.status).toBe(200)
 
         const created = await call(`${base}/namespaces`, { method: "POST", headers, body: JSON.stringify({ name: "after-restart" }) })
         expect(created.status, JSON.stringify(created.body)).toBe(201)
         expect(created.body.data.status).toBe("provisioning")
-        const ready = await until(
+        const ready = await poll(
           () => call(`${base}/namespaces/${created.body.data.id}`, { headers }),
           (answer) => answer.body.data?.status !== "provisioning"
         )

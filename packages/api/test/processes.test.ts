@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { sampleRegistry, socketRequest, startCredentialService, writeCredentialServiceFiles } from "../../../testing/credentialService.js"
 import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
 import { freePort, svc } from "../../../testing/process.js"
+import { until } from "../../../testing/poll.js"
 import { call, REQUEST_ID } from "../../../testing/server.js"
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "svc-processes-"))
@@ -112,10 +113,7 @@ describe("npm start (all-in-one development mode)", () => {
       await start.waitFor(/"message":"the embedded PostgreSQL exited on its own; starting it again".*"signal":"SIGKILL"/, 30_000)
       await start.waitFor(/embedded PostgreSQL is up again/, 90_000)
       expect(postmaster()).not.toBe(killed)
-      for (let ready = await call(`http://127.0.0.1:${port}/readyz`); ready.status !== 200; ) {
-        await new Promise((resolve) => setTimeout(resolve, 200))
-        ready = await call(`http://127.0.0.1:${port}/readyz`)
-      }
+      await Effect.runPromise(until(Effect.promise(() => call(`http://127.0.0.1:${port}/readyz`)), (ready) => ready.status === 200, 180))
     } finally {
       const stopped = await start.stop("SIGINT")
       expect(stopped.code, start.output()).toBe(0)
