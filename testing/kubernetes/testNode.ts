@@ -338,9 +338,12 @@ export const startTestNode = async (cluster: Compute.Cluster, options: TestNodeO
         continue
       }
       const ready = entry.child !== undefined && (await readyz(entry.port))
-      const statusReady = (pod.status?.conditions as Array<{ type: string; status: string }> | undefined)
-        ?.some((condition) => condition.type === "Ready" && condition.status === "True") === true
-      if (ready !== entry.ready || ready !== statusReady) {
+      const status = pod.status as { conditions?: Array<{ type: string; status: string }>; containerStatuses?: Array<{ restartCount: number }> } | undefined
+      const statusReady = status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True") === true
+      // Compared with what the Pod says, not with what this node last sent: a gateway that exits
+      // while a report is being written is counted after that report was built.
+      const statusRestarts = Math.max(0, ...(status?.containerStatuses ?? []).map((container) => container.restartCount))
+      if (ready !== entry.ready || ready !== statusReady || statusRestarts !== entry.restarts) {
         entry.ready = ready
         await reportStatus(entry).catch(() => undefined)
       }
