@@ -125,6 +125,7 @@ const growBindings = async (pool, total) => {
 
 /** The full stack: our pipeline, every group, authentication and authorization, on the process pool (pgPoolLayer, as databaseLayer). */
 const fullStack = async (url, port) => {
+  const computeDir = scratchDir("svc-bench-auth-compute-")
   const database = pgPoolLayer({ url: Redacted.make(url), maxConnections: POOL })
   const app = httpPipeline(SvcApi, ApiGroupsLive, { development: false, maxBodyBytes: 448 * 1024 }).pipe(
     Layer.provide(NodeHttpServer.layer(http.createServer, { host: "127.0.0.1", port })),
@@ -133,7 +134,7 @@ const fullStack = async (url, port) => {
     // A throwaway key: the bench's database is dropped after the run. No Agent runs: an empty
     // local Compute host.
     Layer.provide(builtinSecretDriverLayer({ current: Redacted.make(new Uint8Array(crypto.randomBytes(32))) })),
-    Layer.provide(layerLocal(scratchDir("svc-bench-auth-compute-"))),
+    Layer.provide(layerLocal(computeDir)),
     Layer.provide(database),
     // Quiet by default: autocannon ends runs by closing sockets mid-request, which the server
     // logs (499). Failures still count: any non-2xx or socket error fails the run. With
@@ -143,7 +144,10 @@ const fullStack = async (url, port) => {
   )
   const runtime = ManagedRuntime.make(app)
   await runtime.runPromise(Effect.void)
-  return () => runtime.dispose()
+  return async () => {
+    await runtime.dispose()
+    fs.rmSync(computeDir, { recursive: true, force: true })
+  }
 }
 
 /** The JSON logger at Info, as `svc api` runs by default, writing to /dev/null (or BENCH_LOG_FILE). */

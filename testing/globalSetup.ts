@@ -4,6 +4,13 @@
  * (testing/database.ts). Beside it, the OpenClaw gateway runtime is installed once (about a
  * minute on a fresh machine, then reused from its cache directory), so the real-gateway test
  * files never race to install it.
+ *
+ * Vitest calls this once for the root and once per workspace project, so the run's resources are
+ * started by the first call and stopped by the last teardown (one PostgreSQL, one Kubernetes
+ * directory). Every scratch directory of the run lives under one run directory, set as TMPDIR
+ * before the test processes fork (they and the processes they start inherit it) and removed
+ * after the run: a test that forgets its scratch, or a process still writing into it, leaks
+ * nothing.
  */
 import { removeOrphanGatewayUsers } from "@svc/core/drivers/compute"
 import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
@@ -26,27 +33,57 @@ const removeTestGatewayUsers = async () => {
   if (process.getuid?.() === 0) await removeOrphanGatewayUsers()
 }
 
-export default async function setup(project: TestProject) {
+interface Run {
+  readonly pgAdminUrl: string
+  readonly k8sRunDir: string
+  readonly stop: () => Promise<void>
+}
+
+/** Removes the run directory; a failure is reported, never failing a run whose tests passed. */
+const removeRunDir = (dir: string) => {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
+  } catch (error) {
+    console.warn(`could not remove the test run's scratch directory ${dir}: ${String(error)}`)
+  }
+}
+
+const startRun = async (): Promise<Run> => {
+  // 0711: the Agents' Unix users (when run as root) must traverse it to their directories.
+  const runDir = scratchDir("svc-t-")
+  process.env.TMPDIR = runDir
   const runtime = ensureTestRuntime()
   // The Kubernetes test files' shared cluster starts on first use (kubernetes/shared.ts).
   const k8sRunDir = scratchDir("svc-test-k8s-")
-  project.provide("k8sRunDir", k8sRunDir)
   const external = process.env.TEST_DATABASE_URL
-  if (external) {
-    project.provide("pgAdminUrl", external)
-    await runtime
-    return async () => {
+  const pg = external ? undefined : await startEmbeddedPostgres({ dir: scratchDir("svc-test-pg-"), ephemeral: true })
+  await runtime
+  return {
+    pgAdminUrl: external ?? pg!.adminUrl,
+    k8sRunDir,
+    stop: async () => {
       await stopSharedCluster(k8sRunDir)
+      await pg?.stop()
       await removeTestGatewayUsers()
+      removeRunDir(runDir)
     }
   }
-  const dir = scratchDir("svc-test-pg-")
-  const [pg] = await Promise.all([startEmbeddedPostgres({ dir, ephemeral: true }), runtime])
-  project.provide("pgAdminUrl", pg.adminUrl)
+}
+
+/** The run, shared by every call in this process (the module may be loaded once per project). */
+const shared = globalThis as { svcTestRun?: { run: Promise<Run>; users: number } }
+
+export default async function setup(project: TestProject) {
+  const state = (shared.svcTestRun ??= { run: startRun(), users: 0 })
+  state.users += 1
+  const run = await state.run
+  project.provide("pgAdminUrl", run.pgAdminUrl)
+  project.provide("k8sRunDir", run.k8sRunDir)
   return async () => {
-    await stopSharedCluster(k8sRunDir)
-    await pg.stop()
-    fs.rmSync(dir, { recursive: true, force: true })
-    await removeTestGatewayUsers()
+    state.users -= 1
+    if (state.users === 0) {
+      shared.svcTestRun = undefined
+      await run.stop()
+    }
   }
 }

@@ -3,7 +3,9 @@
  * its output collected line by line.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as os from "node:os"
 import * as path from "node:path"
+import { testRuntimeRoot } from "./gatewayRuntime.js"
 
 export { freePort } from "@svc/core/embedded-postgres"
 
@@ -17,7 +19,11 @@ export interface SvcProcess {
   readonly stop: (signal?: NodeJS.Signals) => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** The environment of a test process: only what is given, plus PATH and HOME. */
+/**
+ * The environment of a test process: only what is given, plus PATH, HOME, the run's TMPDIR
+ * (removed after the run: testing/globalSetup.ts) and the run's installed gateway runtime, so no
+ * `svc start` installs another copy into its data directory in the background.
+ */
 export const svc = (command: string, env: Record<string, string>): SvcProcess =>
   nodeProcess([path.join(repositoryRoot, "scripts/svc.mjs"), command], env)
 
@@ -28,7 +34,7 @@ export const testEntry = (file: string, env: Record<string, string>): SvcProcess
 const nodeProcess = (args: ReadonlyArray<string>, env: Record<string, string>): SvcProcess => {
   const child = spawn(process.execPath, args, {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", TMPDIR: os.tmpdir(), SVC_RUNTIME_DIR: testRuntimeRoot(), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

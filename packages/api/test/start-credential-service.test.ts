@@ -4,7 +4,7 @@
  * when it dies, and stops with the start; a credential service that refuses its configuration
  * stops the start with exit 78. (Without a code_host Backend: processes.test.ts.)
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -14,6 +14,7 @@ import { call, REQUEST_ID } from "../../../testing/server.js"
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "svc-start-creds-"))
 fs.chmodSync(scratch, 0o711)
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
 
 const pidsOf = (output: string): Array<number> =>
   output
