@@ -20,6 +20,7 @@ import m0017 from "./0017_credential_sources.js"
 import m0018 from "./0018_agent_repository_sessions.js"
 import m0019 from "./0019_work_claim_functions.js"
 import m0020 from "./0020_work_claim_batch.js"
+import m0021 from "./0021_work_claim_plans.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -45,5 +46,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0017_credential_sources": m0017,
   "0018_agent_repository_sessions": m0018,
   "0019_work_claim_functions": m0019,
-  "0020_work_claim_batch": m0020
+  "0020_work_claim_batch": m0020,
+  "0021_work_claim_plans": m0021
 }
