@@ -1,8 +1,9 @@
 /**
  * A loopback TCP proxy in front of a real PostgreSQL, for faults a test cannot get from the
  * server alone: answering a client's Terminate with the FATAL a shutting-down server sends (the
- * race of a Ctrl-C, made deterministic), and cutting every connection (a database that became
- * unreachable to one process while the test's own connections still work).
+ * race of a Ctrl-C, made deterministic), cutting every connection (a database that became
+ * unreachable to one process while the test's own connections still work), and freezing them (a
+ * database that stops answering while its connections stay open).
  */
 import * as net from "node:net"
 
@@ -30,6 +31,9 @@ export interface PgProxy {
   /** Closes every connection and refuses new ones until `restore`. */
   readonly cut: () => void
   readonly restore: () => void
+  /** Stops forwarding in both directions, connections kept open (new ones too), until `thaw`. */
+  readonly freeze: () => void
+  readonly thaw: () => void
   readonly close: () => Promise<void>
 }
 
@@ -38,6 +42,7 @@ export const startPgProxy = (target: string, options: { readonly fatalOnTerminat
   const sockets = new Set<net.Socket>()
   let fatals = 0
   let cut = false
+  let frozen = false
   const track = (socket: net.Socket) => {
     sockets.add(socket)
     socket.once("close", () => sockets.delete(socket))
@@ -75,6 +80,10 @@ export const startPgProxy = (target: string, options: { readonly fatalOnTerminat
         upstream.write(message)
       }
     })
+    if (frozen) {
+      client.pause()
+      upstream.pause()
+    }
   })
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {
@@ -92,6 +101,14 @@ export const startPgProxy = (target: string, options: { readonly fatalOnTerminat
         },
         restore: () => {
           cut = false
+        },
+        freeze: () => {
+          frozen = true
+          for (const socket of sockets) socket.pause()
+        },
+        thaw: () => {
+          frozen = false
+          for (const socket of sockets) socket.resume()
         },
         close: () =>
           new Promise((done) => {

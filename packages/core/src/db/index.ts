@@ -1,7 +1,7 @@
 export * as Migrations from "./migrate.js"
 export { databaseLayer, type DatabaseOptions } from "./pg.js"
 export { listenReconnecting, type ListenEvent } from "./listen.js"
-export { queryNamed, runNamed, sendNamed } from "./namedStatement.js"
+export { DEFAULT_STATEMENT_DEADLINE_MS, queryNamed, runNamed, sendNamed, setStatementDeadline } from "./namedStatement.js"
 export { PgPool, pgPoolLayer, type PgPoolOptions } from "./pgPool.js"
 export * from "./unavailable.js"
 export { isForeignKeyViolation, isUniqueViolation, sqlStateOf } from "./sqlState.js"

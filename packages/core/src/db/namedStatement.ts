@@ -28,7 +28,31 @@ const nameOf = (text: string): string => {
   return name
 }
 
-const failed = (cause: Error) => new SqlError({ cause, message: "Failed to execute statement" })
+/**
+ * How long a named statement may wait for its answer (`pg`'s per-query `query_timeout`). A
+ * database that stops answering with connections still open (frozen, or lost behind a silent
+ * network failure) would otherwise hold the request, and the connection, until it answers or the
+ * kernel gives up on the socket, which takes many minutes. Past the deadline the statement fails
+ * (503 `DEPENDENCY_UNAVAILABLE` on a request) and the pool drops its connection, since `pg` still
+ * counts the statement as running there. Statements here are short reads and writes; set per
+ * pool by `pgPoolLayer` (`statementDeadline`).
+ */
+export const DEFAULT_STATEMENT_DEADLINE_MS = 10_000
+const deadlines = new WeakMap<pg.Pool, number>()
+
+/** Sets the deadline of the named statements sent on `pool`. */
+export const setStatementDeadline = (pool: pg.Pool, ms: number): void => {
+  deadlines.set(pool, ms)
+}
+
+// `pg` reads `query_timeout` from a query's config too; its types declare it on the client only.
+const timed = (config: pg.QueryConfig, query_timeout: number): pg.QueryConfig => ({ ...config, query_timeout } as pg.QueryConfig)
+
+// `pg`'s error for a statement past its `query_timeout`.
+const isDeadlinePassed = (error: Error) => error.message === "Query read timeout"
+
+const failed = (cause: Error) =>
+  new SqlError({ cause, message: isDeadlinePassed(cause) ? "The database did not answer in time" : "Failed to execute statement" })
 
 /**
  * A statement prepared on a connection before a migration changed the row type it returns
@@ -50,14 +74,16 @@ export const sendNamed = <Row extends object>(
   values: ReadonlyArray<unknown>,
   answer: (result: Either.Either<ReadonlyArray<Row>, SqlError>) => void
 ): void => {
+  // `pool.query` hands an errored client back with its error, so the pool ends it.
+  const query_timeout = deadlines.get(pool) ?? DEFAULT_STATEMENT_DEADLINE_MS
   const settle = (retry: boolean) => (error: Error | undefined, result: pg.QueryResult<Row & pg.QueryResultRow>) => {
     if (error && retry && isStaleResultType(error)) {
-      pool.query<Row & pg.QueryResultRow>({ text, values: values as Array<unknown> }, settle(false))
+      pool.query<Row & pg.QueryResultRow>(timed({ text, values: values as Array<unknown> }, query_timeout), settle(false))
       return
     }
     answer(error ? Either.left(failed(error)) : Either.right(result.rows))
   }
-  pool.query<Row & pg.QueryResultRow>({ name: nameOf(text), text, values: values as Array<unknown> }, settle(true))
+  pool.query<Row & pg.QueryResultRow>(timed({ name: nameOf(text), text, values: values as Array<unknown> }, query_timeout), settle(true))
 }
 
 /** Runs `text` with `values` as a named prepared statement on `pool`. */

@@ -3,6 +3,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import pg from "pg"
+import { setStatementDeadline } from "./namedStatement.js"
 
 /**
  * The `pg` pool behind a process's `PgClient`. `@effect/sql-pg` sends every statement unnamed, so
@@ -21,6 +22,8 @@ export interface PgPoolOptions {
   readonly maxConnections?: number | undefined
   readonly connectTimeout?: Duration.DurationInput | undefined
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /** How long a named statement on this pool waits for its answer (namedStatement.ts; default 10 s). */
+  readonly statementDeadline?: Duration.DurationInput | undefined
 }
 
 /** Opens the pool and checks one connection (within `connectTimeout`); ends it with the scope. */
@@ -43,6 +46,7 @@ const acquirePool = (options: PgPoolOptions) => {
       // embedded PostgreSQL too) sends a FATAL and then closes the socket: two errors, the second
       // unheard. A dead client is not queryable, so the pool drops it when it comes back.
       pool.on("connect", (client) => client.on("error", () => {}))
+      if (options.statementDeadline !== undefined) setStatementDeadline(pool, Duration.toMillis(Duration.decode(options.statementDeadline)))
       return pool
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))

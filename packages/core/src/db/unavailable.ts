@@ -24,7 +24,7 @@ const looksUnavailable = (error: unknown): boolean => {
   if (typeof code === "string" && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true
   const message = (error as { message?: unknown }).message
   return typeof message === "string" &&
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i
       .test(message)
 }
 
