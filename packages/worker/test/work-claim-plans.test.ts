@@ -28,8 +28,8 @@ let measurements = 0
 
 /**
  * `backlog` queued items of a kind of their own, then a claim in a new session: pages read and
- * rows claimed. The items are removed afterwards: live items of other kinds due earlier are
- * passed over by the claim's ordered scan, which is not what is measured here.
+ * rows claimed. The items are removed afterwards, so each measurement's table holds its own
+ * backlog alone.
  */
 const claimWithBacklog = (fn: keyof typeof CALLS, backlog: number) =>
   Effect.gen(function* () {
