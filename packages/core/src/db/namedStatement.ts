@@ -46,7 +46,9 @@ export const setStatementDeadline = (pool: pg.Pool, ms: number): void => {
 }
 
 // `pg` reads `query_timeout` from a query's config too; its types declare it on the client only.
-const timed = (config: pg.QueryConfig, query_timeout: number): pg.QueryConfig => ({ ...config, query_timeout } as pg.QueryConfig)
+interface TimedQuery extends pg.QueryConfig {
+  readonly query_timeout: number
+}
 
 // `pg`'s error for a statement past its `query_timeout`.
 const isDeadlinePassed = (error: Error) => error.message === "Query read timeout"
@@ -78,12 +80,14 @@ export const sendNamed = <Row extends object>(
   const query_timeout = deadlines.get(pool) ?? DEFAULT_STATEMENT_DEADLINE_MS
   const settle = (retry: boolean) => (error: Error | undefined, result: pg.QueryResult<Row & pg.QueryResultRow>) => {
     if (error && retry && isStaleResultType(error)) {
-      pool.query<Row & pg.QueryResultRow>(timed({ text, values: values as Array<unknown> }, query_timeout), settle(false))
+      const unnamed: TimedQuery = { text, values: values as Array<unknown>, query_timeout }
+      pool.query<Row & pg.QueryResultRow>(unnamed, settle(false))
       return
     }
     answer(error ? Either.left(failed(error)) : Either.right(result.rows))
   }
-  pool.query<Row & pg.QueryResultRow>(timed({ name: nameOf(text), text, values: values as Array<unknown> }, query_timeout), settle(true))
+  const named: TimedQuery = { name: nameOf(text), text, values: values as Array<unknown>, query_timeout }
+  pool.query<Row & pg.QueryResultRow>(named, settle(true))
 }
 
 /** Runs `text` with `values` as a named prepared statement on `pool`. */
