@@ -56,7 +56,11 @@ const startRun = async (): Promise<Run> => {
   // The Kubernetes test files' shared cluster starts on first use (kubernetes/shared.ts).
   const k8sRunDir = scratchDir("svc-test-k8s-")
   const external = process.env.TEST_DATABASE_URL
-  const pg = external ? undefined : await startEmbeddedPostgres({ dir: scratchDir("svc-test-pg-"), ephemeral: true })
+  // Every project's test files share this one server, each file with its pools and, for some,
+  // whole `svc start`s (API, worker, credential service): more than the default 100 connections.
+  const pg = external
+    ? undefined
+    : await startEmbeddedPostgres({ dir: scratchDir("svc-test-pg-"), ephemeral: true, settings: { max_connections: "400" } })
   await runtime
   return {
     pgAdminUrl: external ?? pg!.adminUrl,

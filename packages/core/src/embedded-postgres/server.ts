@@ -21,6 +21,8 @@ export interface EmbeddedPostgresOptions {
    * removes that server's lock file (default 10 000); after that it fails naming them.
    */
   readonly orphanWaitMs?: number
+  /** Server settings beyond the defaults (`-c name=value`), e.g. a test run's `max_connections`. */
+  readonly settings?: Readonly<Record<string, string>>
 }
 
 export interface RunningPostgres {
@@ -154,7 +156,10 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     persistent: !options.ephemeral,
     createPostgresUser: isRoot(),
     initdbFlags: ["--encoding=UTF8", "--no-locale"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    postgresFlags: [
+      "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])
+    ],
     onLog: remember,
     onError: remember
   })
