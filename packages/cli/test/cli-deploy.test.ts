@@ -25,7 +25,9 @@ beforeAll(async () => {
   await ensureTestRuntime()
   fake = await startFakeModelServer({ apiKey: GOOD_KEY })
   service = await startService()
-  expect((await runCli(dir, ["login", "--url", service.baseUrl, "--key-file", service.keyFile])).code).toBe(0)
+  const login = await runCli(dir, ["login", "--url", service.baseUrl, "--key-file", service.keyFile])
+  // On failure, what the CLI and the service said (a 5xx once failed this in CI: exit 8).
+  expect(login.code, `${login.stderr}\n${service.process.output()}`).toBe(0)
 }, 20 * 60_000)
 
 afterAll(async () => {
