@@ -156,6 +156,8 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
 
     const get = Effect.fn("IamAccessBindings.get")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
       yield* authorize("iam_access_binding:read", bindingRef(namespaceId, bindingId))
+      // A removed Namespace's bindings outlive its tombstone; through it they are not found (SPEC 3).
+      yield* namespaces.requireLive(namespaceId)
       const row = yield* bindings.find({ id: bindingId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toBinding(r)) })
     })
@@ -163,6 +165,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
     const remove = Effect.fn("IamAccessBindings.delete")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
       const caller = yield* CurrentCaller
       yield* authorize("iam_access_binding:delete", bindingRef(namespaceId, bindingId))
+      yield* namespaces.requireLive(namespaceId)
       const write = Effect.gen(function* () {
         const row = yield* bindings.remove({ id: bindingId, namespace_id: namespaceId })
         if (Option.isNone(row)) return yield* notFound()
