@@ -116,8 +116,11 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
 
     /**
      * What still references the Configuration, or undefined (DELETE answers 409 while something
-     * does): an Agent's draft, or a revision (a revision snapshots the Configuration it ran and
-     * keeps naming it). Run it inside the deleting transaction after the row lock.
+     * does): an Agent's draft, a revision (a revision snapshots the Configuration it ran and
+     * keeps naming it), or provisioning that created it and has yet to create its Agent while
+     * that work is queued or running (failed work only ends; a retry then finds it gone). Run it
+     * inside the deleting transaction after the row lock: the Agent insert's foreign key waits
+     * for it.
      */
     const referrer = (key: typeof ConfigurationKey.Type) =>
       SqlSchema.findOne({
@@ -127,6 +130,10 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
           SELECT 'Agent ' || id AS referrer FROM agents WHERE configuration_id = ${k.id} AND namespace_id = ${k.namespace_id}
           UNION ALL
           SELECT 'revision ' || id FROM agent_revisions WHERE configuration_id = ${k.id} AND namespace_id = ${k.namespace_id}
+          UNION ALL
+          SELECT 'Agent provisioning ' || p.id FROM agent_provisioning p
+            WHERE p.configuration_id = ${k.id} AND p.namespace_id = ${k.namespace_id} AND p.agent_id IS NULL
+              AND EXISTS (SELECT 1 FROM work_items w WHERE w.kind = 'agent.provision' AND w.key = p.id AND w.state IN ('queued', 'running'))
           LIMIT 1
         `
       })(key).pipe(Effect.map(Option.match({ onNone: () => undefined, onSome: (row) => row.referrer })), Effect.orDie)
