@@ -3,6 +3,8 @@
  * provisioning record creates its Configuration in one phase and the Agent that references it in
  * the next (packages/worker/src/agents/provision.ts); between the two the record's live work is
  * the referrer. No worker runs here: the first phase is written as the worker writes it.
+ * SPEC 7.3: a Configuration created in an external Namespace before provisioning completes is 409
+ * NAMESPACE_NOT_READY, through Agent provisioning as through POST .../configurations.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -46,6 +48,30 @@ describe("Configurations referenced by provisioning", () => {
           WHERE kind = 'agent.provision' AND key = ${workId}`
         expect((yield* call("DELETE", path)).status).toBe(204)
         expectError(yield* call("GET", path), 404, "NOT_FOUND")
+      }))
+
+    it.effect("provisioning's inline Configuration into an external Namespace still provisioning is 409 NAMESPACE_NOT_READY and writes nothing", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("cfg-provisioning-external@example.com")
+        const ns = yield* seedNamespace("cfg-provisioning-external")
+        yield* sql`UPDATE namespaces SET status = 'provisioning', existing_namespace = 'prepared-by-operator' WHERE id = ${ns}`
+        const provision = () => send(baseUrl, "POST", `/namespaces/${ns}/agents/provision`, admin.headers, {
+          requestId: RequestId.make(),
+          name: "bot",
+          configuration: { kind: "agent", values: {} }
+        })
+        const written = sql<{ records: number; work: number; configurations: number }>`
+          SELECT (SELECT count(*)::int FROM agent_provisioning WHERE namespace_id = ${ns}) AS records,
+            (SELECT count(*)::int FROM work_items WHERE kind = 'agent.provision') AS work,
+            (SELECT count(*)::int FROM configurations WHERE namespace_id = ${ns}) AS configurations
+        `
+        const before = yield* written
+        expectError(yield* provision(), 409, "NAMESPACE_NOT_READY")
+        expect(yield* written).toEqual(before)
+        yield* sql`UPDATE namespaces SET status = 'ready' WHERE id = ${ns}`
+        expect(expectData(yield* provision(), 202).provisioning.status).toBe("queued")
       }))
   })
 })
