@@ -4,6 +4,7 @@
  */
 import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
+import { ConfigurationGeneration } from "../configurations/schemas.js"
 import { ExecutionMode, HarnessAuth, PluginApprovers, Plugins, RepositoryAccess, RepositoryBindings } from "./fields.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
@@ -49,7 +50,7 @@ export const AgentRevision = Schema.Struct({
   backendId: Schema.NullOr(Schema.String),
   compute: ComputeRef,
   configuration: Schema.Record({ key: Schema.String, value: JsonValue }),
-  configurationGeneration: Schema.Number,
+  configurationGeneration: ConfigurationGeneration,
   configurationId: ConfigurationId,
   configurationKind: Schema.Literal("agent"),
   secretBindings: Schema.Record({ key: Schema.String, value: JsonValue }),

@@ -5,6 +5,7 @@
  */
 import {
   AgentFieldRules,
+  BoundedInt,
   ConfigurationId,
   detailMessage,
   EnvironmentRecord,
@@ -36,7 +37,8 @@ export type SecretBinding = typeof SecretBinding.Type
 
 export const SecretBindings = EnvironmentRecord(SecretBinding).pipe(
   Schema.filter((bindings) => Object.keys(bindings).length <= Limits.configurationSecretBindings, {
-    message: detailMessage("TOO_LONG", `at most ${Limits.configurationSecretBindings} bindings`)
+    message: detailMessage("TOO_LONG", `at most ${Limits.configurationSecretBindings} bindings`),
+    jsonSchema: { maxProperties: Limits.configurationSecretBindings }
   })
 ).annotations({ identifier: "SecretBindings", description: "Destination environment variable name to the Secret delivered there" })
 export type SecretBindings = typeof SecretBindings.Type
@@ -63,11 +65,15 @@ export const UpdateConfiguration = RequestBody({
   secretBindings: Schema.optionalWith(SecretBindings, { exact: true })
 }).annotations({ identifier: "UpdateConfigurationRequest" })
 
+/** SPEC 2.8: an integer 1-9007199254740991, one at creation, each PATCH adds one. */
+export const ConfigurationGeneration = BoundedInt(1, Limits.configurationGeneration)
+  .annotations({ description: "1-9007199254740991; each PATCH adds one" })
+
 export const Configuration = Schema.Struct({
   id: ConfigurationId,
   namespaceId: NamespaceId,
   kind: Schema.Literal("agent"),
-  generation: Schema.Number.annotations({ description: "1-9007199254740991; each PATCH adds one" }),
+  generation: ConfigurationGeneration,
   values: Schema.Record({ key: Schema.String, value: JsonValue }),
   secretBindings: Schema.Record({ key: Schema.String, value: SecretBinding }),
   createdAt: Timestamp,
