@@ -30,6 +30,12 @@ describe("planning a frozen selection", () => {
     expect(planPlugins({ [WEB]: { enabled: true } }, none).planned[0]!.deniedTools).toEqual([])
   })
 
+  it("enabled: false beats every tool override (SPEC 2.9): nothing of the plugin is planned", () => {
+    const overrides = { toolDefaults: { enabled: true }, tools: { ollama_web_search: { enabled: true }, ollama_web_fetch: { enabled: true } } }
+    expect(planPlugins({ [WEB]: { enabled: false, ...overrides } }, none)).toEqual({ planned: [], warnings: [] })
+    expect(planPlugins({ [WEB]: { enabled: true, ...overrides } }, none).planned.map((p) => p.entry.id)).toEqual([WEB])
+  })
+
   it("a plugin without its credential is not planned but warned about; a Secret binding or a config value satisfies it", () => {
     expect(planPlugins({ "bundled:zalo": { enabled: true } }, none)).toEqual({
       planned: [],
