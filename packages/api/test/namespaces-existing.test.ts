@@ -6,8 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { SvcApi } from "@svc/api"
 import { decodeInstallationConfig } from "@svc/core/config"
 import { Effect, Either } from "effect"
+import { documentOf } from "../../../testing/openapiDoc.js"
 import { TestServer } from "../../../testing/server.js"
 import {
   apiTestLayer,
@@ -23,6 +25,15 @@ import {
 const kubernetes = Either.getOrThrow(decodeInstallationConfig("test", { drivers: { compute: { id: "kubernetes" } } }))
 
 const NS_ID = /^ns_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+describe("the public Namespace status (SPEC 2.3, 3: `deleted` is never a public status)", () => {
+  it("the contract documents exactly provisioning, ready, failed and deleting", () => {
+    const namespace = documentOf(SvcApi).components.schemas["Namespace"]
+    expect(namespace?.["properties"]).toMatchObject({
+      status: { enum: ["provisioning", "ready", "failed", "deleting"] }
+    })
+  })
+})
+
 describe("existingNamespace on a Compute Driver that binds one (kubernetes)", () => {
   it.layer(apiTestLayer(kubernetes), { timeout: 120_000 })((it) => {
     it.effect("is persisted and returned by create, read and list; a Namespace without it omits the field", () =>
