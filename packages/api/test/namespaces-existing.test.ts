@@ -25,6 +25,7 @@ import {
 const kubernetes = Either.getOrThrow(decodeInstallationConfig("test", { drivers: { compute: { id: "kubernetes" } } }))
 
 const NS_ID = /^ns_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
 describe("the public Namespace status (SPEC 2.3, 3: `deleted` is never a public status)", () => {
   it("the contract documents exactly provisioning, ready, failed and deleting", () => {
     const namespace = documentOf(SvcApi).components.schemas["Namespace"]
