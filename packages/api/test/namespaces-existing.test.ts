@@ -71,6 +71,13 @@ describe("existingNamespace on a Compute Driver that binds one (kubernetes)", ()
         const creator = yield* seedNamespaceCreator("ns-bind-creator@example.com")
         const refused = yield* send(baseUrl, "POST", "/namespaces", creator.headers, { name: "bound-by-creator", existingNamespace: "ops-x" })
         yield* expectNamespaceRefused(refused, 403, "FORBIDDEN", "bound-by-creator")
+        // SPEC 6: the denial is audited (and survives the refused request).
+        const sql = yield* SqlClient.SqlClient
+        const denials = yield* sql<{ resource_kind: string; details: unknown }>`
+          SELECT resource_kind, details FROM audit_events
+          WHERE kind = 'authorization.denied' AND actor_principal_id = ${creator.principalId}
+        `
+        expect(denials).toEqual([{ resource_kind: "installation", details: { permission: "installation:administer", reason: "no-grant" } }])
         // Without the option, namespace:create is enough.
         const created = expectData(yield* send(baseUrl, "POST", "/namespaces", creator.headers, { name: "bound-by-creator" }), 201)
         expect(created).toMatchObject({ name: "bound-by-creator", status: "provisioning" })
