@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { httpPipeline } from "@svc/core/http"
 import { Effect, Layer } from "effect"
 import * as http from "node:http"
+import { gzipSync } from "node:zlib"
 import { migratedDatabaseLayer } from "../../../testing/database.js"
 import { call, LogCapture, REQUEST_ID, serveForTest, TestServer } from "../../../testing/server.js"
 import { INTERNAL_SECRET, ThingsGroupsLive, ThingsTestApi } from "./support/thingsApi.js"
@@ -84,6 +85,26 @@ describe("error paths of the HTTP pipeline", () => {
         expectError(yield* Effect.promise(() => post(baseUrl, JSON.stringify({ name: "x" }), {})), 415, "UNSUPPORTED_MEDIA_TYPE")
         expectError(yield* Effect.promise(() => post(baseUrl, JSON.stringify({ name: "x" }), { "content-type": "application/jsonx" })), 415, "UNSUPPORTED_MEDIA_TYPE")
         expect(yield* Effect.promise(() => count(baseUrl))).toBe(before)
+      }))
+
+    it.effect("a content-encoded body is 415 UNSUPPORTED_MEDIA_TYPE (never read as plain JSON) and changes nothing", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const before = yield* Effect.promise(() => count(baseUrl))
+        const body = JSON.stringify({ name: "encoded" })
+        for (const encoding of ["gzip", "deflate", "br", "identity, gzip"]) {
+          const headers = { "content-type": "application/json", "content-encoding": encoding }
+          expectError(yield* Effect.promise(() => post(baseUrl, body, headers)), 415, "UNSUPPORTED_MEDIA_TYPE")
+        }
+        expectError(
+          yield* Effect.promise(() => post(baseUrl, gzipSync(body), { "content-type": "application/json", "content-encoding": "gzip" })),
+          415,
+          "UNSUPPORTED_MEDIA_TYPE"
+        )
+        expect(yield* Effect.promise(() => count(baseUrl))).toBe(before)
+        // `identity` is no coding at all.
+        const identity = { "content-type": "application/json", "content-encoding": "Identity" }
+        expect((yield* Effect.promise(() => post(baseUrl, body, identity))).status).toBe(201)
       }))
 
     it.effect("accepts application/json with parameters", () =>

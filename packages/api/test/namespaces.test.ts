@@ -17,8 +17,10 @@ import {
   auditKinds,
   expectData,
   expectError,
+  expectNamespaceRefused,
   seedAdmin,
   seedHuman,
+  seedNamespaceCreator,
   send,
   TIMESTAMP,
   until
@@ -139,6 +141,10 @@ describe("Namespaces", () => {
           409,
           "RESOURCE_CONFLICT"
         )
+        // installation:administer is checked before the driver: a caller with only namespace:create is 403.
+        const creator = yield* seedNamespaceCreator("ns-creator@example.com")
+        const asCreator = yield* send(baseUrl, "POST", "/namespaces", creator.headers, { name: "bound", existingNamespace: "ops-ns" })
+        yield* expectNamespaceRefused(asCreator, 403, "FORBIDDEN", "bound")
         expectError(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "" }), 400, "INVALID_REQUEST")
         expectError(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "x", extra: 1 }), 400, "INVALID_REQUEST")
         // A Secret keeps it from being deleted; so does a Namespace-scoped service principal.

@@ -1,71 +1,30 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
-  decodeInstallationConfig,
   defaultInstallationConfig,
   formatStartupError,
   InstallationConfigError,
   loadInstallationConfig,
   sandboxGatewayTarget
 } from "@svc/core/config"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-
-const FILE = "/etc/svc/installation.json"
-
-const problems = (input: unknown): ReadonlyArray<string> =>
-  Either.match(decodeInstallationConfig(FILE, input), {
-    onLeft: (error) => error.problems.map((p) => `${p.path}: ${p.message}`),
-    onRight: () => expect.fail("expected the file to be rejected")
-  })
-
-const decoded = (input: unknown) =>
-  Either.getOrElse(decodeInstallationConfig(FILE, input), (error) => expect.fail(error.message))
+import {
+  codeHost,
+  decoded,
+  driversWithoutAccounts,
+  fullDrivers,
+  modelAccounts,
+  problems,
+  sandboxGateway
+} from "./support/installationConfigs.js"
 
 const writeFile = (content: string): string => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "svc-installation-")), "installation.json")
   fs.writeFileSync(file, content)
   return file
 }
-
-const modelAccounts = {
-  id: "models",
-  type: "model_accounts",
-  configuration: { workspaceId: "0b6f4e52-7c4f-4d1e-9a59-2d3f3c1b2a10", apiKeyPath: "/run/secrets/model-admin-key" },
-  drivers: { serviceAccount: "model-accounts" }
-}
-const codeHost = {
-  id: "code",
-  type: "code_host",
-  configuration: { registryPath: "/etc/svc/registry.json" },
-  drivers: { repo: "codehost" }
-}
-const sandboxGateway = {
-  id: "sandbox",
-  type: "sandbox_gateway",
-  configuration: {
-    serviceName: "sandbox-gateway.svc.cluster.local",
-    rootCertificatePath: "/etc/svc/sandbox-ca.pem",
-    auth: { mode: "bearerTokenFile", path: "/run/secrets/sandbox-token" }
-  },
-  drivers: { sandbox: "sandbox", credentialGateway: "sandbox" }
-}
-const fullDrivers = {
-  compute: { id: "kubernetes", context: "prod" },
-  serviceAccount: { id: "model-accounts" },
-  repo: {
-    id: "codehost",
-    controlSocket: "/run/svc/credential-service.sock",
-    sessionDurationSeconds: 3600,
-    publicCaPath: "/etc/svc/public-ca.pem"
-  },
-  sandbox: { id: "sandbox" },
-  credentialGateway: { id: "sandbox" }
-}
-
-/** Without the ServiceAccount Driver, which needs its model_accounts Backend. */
-const { serviceAccount: _serviceAccount, ...driversWithoutAccounts } = fullDrivers
 
 describe("Installation configuration", () => {
   it.effect("defaults to IAM builtin, Compute local, Secret builtin and no Backends without a file", () =>

@@ -11,6 +11,7 @@ import { expect } from "vitest"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import {
   bindInstallationAdmin,
+  bindRole,
   createAccount,
   createNamespaceRow,
   createServicePrincipal,
@@ -106,6 +107,30 @@ export const seedServiceKey = (name: string, namespaceId: string | null = null) 
   })
 
 export const seedNamespace = (name: string) => createNamespaceRow(name)
+
+const CREATOR_ROLE = "role_00000000-0000-4000-8000-0000000000cc"
+
+/** A human whose only grant is a Role holding `namespace:create`, bound on the Installation. */
+export const seedNamespaceCreator = (email: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO roles (id, namespace_id, name, permissions)
+      VALUES (${CREATOR_ROLE}, NULL, 'namespace-creator', ARRAY['namespace:create'])
+      ON CONFLICT (id) DO NOTHING
+    `
+    const creator = yield* seedHuman(email)
+    yield* bindRole(creator.principalId, CREATOR_ROLE, { kind: "installation" })
+    return creator
+  })
+
+/** A refused `POST /namespaces`: the error, and no Namespace row with that name (not even a tombstone). */
+export const expectNamespaceRefused = (result: Result, status: number, code: string, name: string) =>
+  Effect.gen(function* () {
+    expectError(result, status, code)
+    const sql = yield* SqlClient.SqlClient
+    expect(yield* sql`SELECT id FROM namespaces WHERE name = ${name}`).toEqual([])
+  })
 
 export const auditKinds = (resourceId: string) =>
   Effect.gen(function* () {

@@ -16,6 +16,17 @@ const isJson = (contentType: string | undefined): boolean => {
   return mediaType === "application/json"
 }
 
+/**
+ * Whether the body carries a content coding (`gzip`, `br`, ...). None is supported: such a body
+ * is not the JSON text it would be read as, so it is refused (RFC 9110 8.4.1: 415).
+ */
+const isEncoded = (contentEncoding: string | undefined): boolean =>
+  contentEncoding !== undefined &&
+  contentEncoding.split(",").some((coding) => {
+    const name = coding.trim().toLowerCase()
+    return name !== "" && name !== "identity"
+  })
+
 const tooLarge = (maxBytes: number) =>
   new PayloadTooLarge({ message: `The request body is larger than ${maxBytes} bytes.` })
 
@@ -26,6 +37,9 @@ const guard = (
       const request = yield* HttpServerRequest.HttpServerRequest
       if (!isJson(request.headers["content-type"])) {
         return yield* new UnsupportedMediaType({ message: "The request body must be application/json." })
+      }
+      if (isEncoded(request.headers["content-encoding"])) {
+        return yield* new UnsupportedMediaType({ message: "The request body must not be content-encoded." })
       }
       const declared = request.headers["content-length"]
       if (declared !== undefined && Number(declared) > maxBytes) {

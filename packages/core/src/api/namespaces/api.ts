@@ -11,7 +11,8 @@ import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
 
-export const NamespaceStatus = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")
+/** SPEC 2.3: `deleted` is never a public status (a deleted Namespace is a 404 tombstone, SPEC 3). */
+export const NamespaceStatus = Schema.Literal("provisioning", "ready", "failed", "deleting")
 
 export const Namespace = Schema.Struct({
   id: NamespaceId,

@@ -12,10 +12,14 @@ import { NamespaceId } from "../../schema/ids.js"
 export const NamespaceStatusColumn = Schema.Literal("provisioning", "ready", "failed", "deleting", "deleted")
 export type NamespaceStatusColumn = typeof NamespaceStatusColumn.Type
 
+/** The statuses of a live Namespace: every one but the `deleted` tombstone's (SPEC 3). */
+export const LiveNamespaceStatus = Schema.Literal("provisioning", "ready", "failed", "deleting")
+
+/** A live Namespace's row: what `findLive`, `page` and `markDeleting` read. */
 export const NamespaceRow = Schema.Struct({
   id: NamespaceId,
   name: Schema.String,
-  status: NamespaceStatusColumn,
+  status: LiveNamespaceStatus,
   existing_namespace: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
