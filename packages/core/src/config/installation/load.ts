@@ -6,6 +6,7 @@
 import { Data, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { defaultInstallationConfig, InstallationConfig } from "./schema.js"
+import { fromSpecSpelling } from "./specSpelling.js"
 
 export interface InstallationConfigProblem {
   /** JSON path inside the file, e.g. `backends[0].configuration.apiKeyPath`; empty for the file itself. */
@@ -54,10 +55,14 @@ const jsonPosition = (text: string, error: unknown): string => {
 export const decodeInstallationConfig = (
   file: string,
   input: unknown
-): Either.Either<InstallationConfig, InstallationConfigError> =>
-  Schema.decodeUnknownEither(InstallationConfig, { onExcessProperty: "error", errors: "all" })(input).pipe(
-    Either.mapLeft((error) => new InstallationConfigError({ file, problems: problemsOf(error) }))
+): Either.Either<InstallationConfig, InstallationConfigError> => {
+  // SPEC 2.15's own key names are accepted too (specSpelling.ts).
+  const respelled = fromSpecSpelling(input)
+  if (respelled.conflicts.length > 0) return Either.left(new InstallationConfigError({ file, problems: respelled.conflicts }))
+  return Schema.decodeUnknownEither(InstallationConfig, { onExcessProperty: "error", errors: "all" })(respelled.input).pipe(
+    Either.mapLeft((error) => new InstallationConfigError({ file, problems: problemsOf(error, respelled.pathInFile) }))
   )
+}
 
 /** Reads and parses a JSON file; each failure is one problem for the file itself. */
 export const readJsonFile = (file: string): Effect.Effect<unknown, ReadonlyArray<InstallationConfigProblem>> =>
@@ -78,9 +83,12 @@ export const readJsonFile = (file: string): Effect.Effect<unknown, ReadonlyArray
   )
 
 /** Schema problems as `{path, message}`, paths in JSON notation, quoted input values dropped. */
-export const problemsOf = (error: ParseResult.ParseError): ReadonlyArray<InstallationConfigProblem> =>
+export const problemsOf = (
+  error: ParseResult.ParseError,
+  pathInFile: (path: ReadonlyArray<PropertyKey>) => ReadonlyArray<PropertyKey> = (path) => path
+): ReadonlyArray<InstallationConfigProblem> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    path: issue.path.length === 0 ? "(root)" : formatJsonPath(issue.path),
+    path: issue.path.length === 0 ? "(root)" : formatJsonPath(pathInFile(issue.path)),
     message: withoutQuotedActual(issue.message)
   }))
 
