@@ -9,5 +9,6 @@ export const InstallationLive = HttpApiBuilder.group(SvcApi, "installation", (ha
     handlers
       .handle("get", () => installation.get())
       .handle("backends", () => installation.backends())
+      .handle("bootstrap", () => installation.bootstrap())
   )
 )

@@ -11,7 +11,7 @@ import { InstallationRepo } from "@svc/core/db"
 import { type Caller, CurrentCaller, Installation } from "@svc/core/iam"
 import { CurrentRequestId, InstallationId } from "@svc/core/schema"
 import { SqlClient } from "@effect/sql"
-import { NotFound } from "@svc/core/errors"
+import { InstallationExists, NotFound, Unauthenticated } from "@svc/core/errors"
 import { Effect, Schema } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { GatedPages } from "../auth/gatedPage.js"
@@ -88,7 +88,22 @@ export class InstallationService extends Effect.Service<InstallationService>()("
       return backends
     })
 
-    return { get, backends: listBackends }
+    /**
+     * `POST /installation/bootstrap` (SPEC 4.2, development servers only: `DevelopmentOnly`).
+     * Bootstrap needs a human session (SPEC 5.5.4: 401 for a key) of an Installation
+     * administrator. The initializer made the Installation before this server started (SPEC
+     * 5.6.1), so there is never one left to create here.
+     */
+    const bootstrap = Effect.fn("Installation.bootstrap")(function* () {
+      const caller = yield* CurrentCaller
+      if (caller.credential._tag !== "Session") {
+        return yield* new Unauthenticated({ message: "Bootstrap needs a human administrator's session, not a service key." })
+      }
+      yield* authorize("installation:administer", Installation)
+      return yield* new InstallationExists({ message: "The Installation already exists; it is bootstrapped once, before the service starts." })
+    })
+
+    return { get, backends: listBackends, bootstrap }
   }),
   dependencies: [InstallationRepo.Default, Authorization.Default, GatedPages.Default]
 }) {}

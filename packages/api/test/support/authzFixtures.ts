@@ -43,6 +43,8 @@ export interface Prepared {
 export interface RouteCase {
   readonly prepare: (f: Fixture) => Effect.Effect<Prepared, unknown, SqlClient.SqlClient>
   readonly expect: Record<Judged, number>
+  /** The administrator's error code when it is not the status's usual one (409 INSTALLATION_EXISTS). */
+  readonly code?: string
 }
 
 export const unique = () => Math.random().toString(36).slice(2, 10)

@@ -6,12 +6,14 @@ import {
   createNamespaceRow,
   createServicePrincipal
 } from "../../../../testing/identity.js"
-import { type RouteCase, unique, customRole, nsBinding, fixed, secretRow, configurationRow, agentRow, provisioningRow, revisionRow, inNamespace, onInstallation } from "./authzFixtures.js"
+import { type RouteCase, unique, customRole, nsBinding, fixed, secretRow, configurationRow, agentRow, provisioningRow, revisionRow, inNamespace, onInstallation, humanAdministratorOnly } from "./authzFixtures.js"
 
 export const routesA: Record<string, RouteCase> = {
   // Installation (SPEC 4.2)
   "GET /installation": { prepare: fixed({ path: "/installation" }), expect: onInstallation(200) },
   "GET /backends": { prepare: fixed({ path: "/backends" }), expect: onInstallation(200) },
+  // Development only; the Installation is always made before the server runs (SPEC 5.6.1).
+  "POST /installation/bootstrap": { prepare: fixed({ path: "/installation/bootstrap" }), expect: humanAdministratorOnly(409), code: "INSTALLATION_EXISTS" },
   // Namespaces (SPEC 4.2)
   "POST /namespaces": {
     prepare: () => Effect.succeed({ path: "/namespaces", body: { name: `n-${unique()}` } }),

@@ -30,8 +30,12 @@ const settings = AuthSettings.from({ baseUrl: ORIGIN, production: false })
  * configuration); the SqlClient and the Secret Driver stay available to seed, inspect, and share
  * with a worker.
  */
-export const apiTestLayerWith = <R>(compute: Layer.Layer<ComputeDriver, never, R>, installation: InstallationConfig = defaultInstallationConfig) =>
-  serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development: true, maxBodyBytes: 448 * 1024 })).pipe(
+export const apiTestLayerWith = <R>(
+  compute: Layer.Layer<ComputeDriver, never, R>,
+  installation: InstallationConfig = defaultInstallationConfig,
+  { development = true }: { readonly development?: boolean } = {}
+) =>
+  serveForTest(httpPipeline(SvcApi, ApiGroupsLive, { development, maxBodyBytes: 448 * 1024 })).pipe(
     Layer.provide(compute),
     Layer.provideMerge(testSecretDriver),
     Layer.provide(Layer.succeed(AuthSettings, settings)),
@@ -40,8 +44,8 @@ export const apiTestLayerWith = <R>(compute: Layer.Layer<ComputeDriver, never, R
   )
 
 /** The whole API without a Compute host (live Agent operations answer 503). */
-export const apiTestLayer = (installation: InstallationConfig = defaultInstallationConfig) =>
-  apiTestLayerWith(unavailableCompute, installation)
+export const apiTestLayer = (installation: InstallationConfig = defaultInstallationConfig, options?: { readonly development?: boolean }) =>
+  apiTestLayerWith(unavailableCompute, installation, options)
 
 export type Headers = Record<string, string>
 

@@ -16,6 +16,7 @@ import { targetProblem } from "./requestTarget.js"
 import type { RouteTable } from "./routeTable.js"
 
 const INTERNAL_MESSAGE = "The server could not complete the request."
+const NO_RESOURCE = "No resource exists at this path."
 const UNAVAILABLE_MESSAGE = "A dependency of the service is unavailable; retry later."
 
 const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
@@ -38,7 +39,7 @@ const routeMiss = (routes: RouteTable) =>
           Effect.annotateLogs({ method: request.method, path: pathname })
         )
       }
-      return yield* new NotFound({ message: "No resource exists at this path." })
+      return yield* new NotFound({ message: NO_RESOURCE })
     }
     const allow = allowed.join(", ")
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
@@ -51,6 +52,9 @@ const routeMiss = (routes: RouteTable) =>
 const checkTarget = (routes: RouteTable) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    if (routes.unserved(request.method, request.url)) {
+      return yield* new NotFound({ message: NO_RESOURCE })
+    }
     const problem = targetProblem(routes, request.method, request.url)
     if (problem === undefined) return
     if (problem._tag === "RouteMiss") return yield* routeMiss(routes)

@@ -37,7 +37,7 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
   options: PipelineOptions,
   dispatch?: <AE, AR>(app: HttpApp.Default<AE, AR>) => HttpApp.Default<AE, AR>
 ) => {
-  const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [])
+  const routes = makeRouteTable(api, options.development ? [{ method: "GET", path: OPENAPI_PATH }] : [], options)
   const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
   // Outermost, so the counted status is the one sent (withRequestId's own fallback included).
   const withMetrics = makeHttpMetrics()

@@ -1,4 +1,6 @@
 import { HttpApi } from "@effect/platform"
+import { Context } from "effect"
+import { DevelopmentOnly } from "../api/developmentOnly.js"
 
 /** Which methods each declared path accepts: tells a 405 from a 404 and fills `Allow`. */
 export interface RouteTable {
@@ -10,6 +12,12 @@ export interface RouteTable {
    * would have become.
    */
   readonly shapesOf: (segments: ReadonlyArray<string>) => ReadonlyArray<RouteShape>
+  /**
+   * Whether this request names an endpoint of the contract that this server does not serve
+   * (`DevelopmentOnly` ones outside development): answered as a routing miss before any
+   * middleware runs, so such a path looks like any path that does not exist.
+   */
+  readonly unserved: (method: string, url: string) => boolean
 }
 
 export interface RouteShape {
@@ -39,14 +47,21 @@ const fits = (route: Route, segments: ReadonlyArray<string>): boolean =>
 
 export const makeRouteTable = (
   api: HttpApi.HttpApi.Any,
-  extraRoutes: ReadonlyArray<{ readonly method: string; readonly path: string }> = []
+  extraRoutes: ReadonlyArray<{ readonly method: string; readonly path: string }> = [],
+  options: { readonly development: boolean } = { development: true }
 ): RouteTable => {
   const routes: Array<Route> = []
   const add = (method: string, path: string) =>
     routes.push({ method, pattern: patternOf(path), segments: path.split("/") })
+  // The router matches paths whatever their case; so does this check.
+  const unserved: Array<{ readonly method: string; readonly pattern: RegExp }> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
+    onEndpoint: ({ endpoint }) => {
+      if (!options.development && Context.getOption(endpoint.annotations, DevelopmentOnly)._tag === "Some") {
+        unserved.push({ method: endpoint.method, pattern: new RegExp(patternOf(endpoint.path).source, "i") })
+      } else add(endpoint.method, endpoint.path)
+    }
   })
   for (const route of extraRoutes) add(route.method, route.path)
   return {
@@ -64,6 +79,17 @@ export const makeRouteTable = (
           method: route.method,
           parameters: route.segments.map((template) => (template.startsWith(":") ? template.slice(1) : undefined))
         }))
+    },
+    unserved: (method, url) => {
+      if (unserved.length === 0) return false
+      const pathname = new URL(url, "http://localhost").pathname
+      let decoded = pathname
+      try {
+        decoded = decodeURIComponent(pathname)
+      } catch {
+        // A malformed escape: the request-target check answers it.
+      }
+      return unserved.some((route) => route.method === method && (route.pattern.test(pathname) || route.pattern.test(decoded)))
     }
   }
 }

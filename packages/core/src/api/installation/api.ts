@@ -1,12 +1,14 @@
 /**
  * `GET /installation` and `GET /backends` (SPEC 2.2, 2.15, 4.2): what the Installation
- * configuration selected, never its settings or credentials.
+ * configuration selected, never its settings or credentials; and the development-only
+ * `POST /installation/bootstrap`.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ErrorWire } from "../../errors/index.js"
 import { Envelope, InstallationId } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
+import { DevelopmentOnly } from "../developmentOnly.js"
 
 export const OfferedExecutionMode = Schema.Literal("embedded", "dedicated")
 
@@ -64,6 +66,19 @@ export const InstallationApi = HttpApiGroup.make("installation")
       .addSuccess(Envelope(Schema.Array(BackendItem), "BackendListResponse"))
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "The configured Backends, id and type only (needs installation:administer)")
+  )
+  .add(
+    HttpApiEndpoint.post("bootstrap", "/installation/bootstrap")
+      .middleware(Authentication)
+      .addError(ErrorWire.INSTALLATION_EXISTS)
+      .annotate(DevelopmentOnly, true)
+      .annotate(OpenApi.Summary, "Bootstrap the Installation (development only; needs a human administrator's session)")
+      .annotate(
+        OpenApi.Description,
+        "SPEC 4.2 and 5.6: the Installation is created once, by the initializer that runs after migration and before the API " +
+          "and worker start (`svc bootstrap`, `npm start`). By the time a caller can authenticate it exists, so a human " +
+          "administrator gets 409 INSTALLATION_EXISTS; a service key gets 401 (SPEC 5.5.4). Not served in production (404)."
+      )
   )
   .addError(ErrorWire.FORBIDDEN)
   .annotate(OpenApi.Title, "Installation")
