@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { SvcApi } from "@svc/api"
 import { documentOf } from "../../../testing/openapiDoc.js"
-import { digestOf } from "@svc/core/iam"
+import { BuiltinRoles, digestOf } from "@svc/core/iam"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
-import { bindInstallationAdmin, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
-import { LogCapture, REQUEST_ID } from "../../../testing/server.js"
+import { bindInstallationAdmin, bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
+import { call, LogCapture, REQUEST_ID, TestServer } from "../../../testing/server.js"
 import {
   app,
   responses,
@@ -233,6 +233,28 @@ describe("service keys (SPEC 5.5)", () => {
         expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
         yield* sql`DELETE FROM access_bindings WHERE id = ${binding}`
         expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 403, "FORBIDDEN")
+      }))
+
+    it.effect("a key whose principal changed scope since issuance is 403, never used with the new scope", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { baseUrl } = yield* TestServer
+        const { ns, otherNs } = yield* identities
+        const secrets = (key: string) =>
+          Effect.promise(() => call(`${baseUrl}/namespaces/${ns}/secrets`, { method: "GET", headers: { "x-api-key": key } }))
+        const moved = yield* createServicePrincipal("moved", ns)
+        yield* bindRole(moved, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: ns })
+        const namespaceKey = yield* insertServiceKey(moved, { namespaceId: ns })
+        const narrowed = yield* createServicePrincipal("narrowed")
+        yield* bindInstallationAdmin(narrowed)
+        const installationKey = yield* insertServiceKey(narrowed)
+        for (const { key } of [namespaceKey, installationKey]) expect((yield* secrets(key)).status).toBe(200)
+        yield* sql`UPDATE principals SET namespace_id = ${otherNs} WHERE id = ${moved}`
+        yield* sql`UPDATE principals SET namespace_id = ${ns} WHERE id = ${narrowed}`
+        for (const { key } of [namespaceKey, installationKey]) {
+          expectError(yield* secrets(key), 403, "FORBIDDEN")
+          expectError(yield* revoke({ apiKey: key }, UNKNOWN_KEY), 403, "FORBIDDEN")
+        }
       }))
 
     it.effect("an expired key is 401", () =>
