@@ -21,7 +21,8 @@ import {
   withoutIds,
   keyCount,
   failAudits,
-  healAudits
+  healAudits,
+  headersFor
 } from "./support/serviceKeys.js"
 
 describe("service keys (SPEC 5.5)", () => {
@@ -254,6 +255,27 @@ describe("service keys (SPEC 5.5)", () => {
         for (const { key } of [namespaceKey, installationKey]) {
           expectError(yield* secrets(key), 403, "FORBIDDEN")
           expectError(yield* revoke({ apiKey: key }, UNKNOWN_KEY), 403, "FORBIDDEN")
+        }
+      }))
+
+    it.effect("no retrieval, list or update endpoint: 405 with Allow, and the plaintext is never shown again", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const { adminCookie, automation } = yield* identities
+        const issued = (yield* issue(adminCookie, { servicePrincipalId: automation, name: "once" })).body.data
+        const attempts = [
+          ["GET", "/api/auth/service-keys", "POST"],
+          ["GET", `/api/auth/service-keys/${issued.id}`, "DELETE"],
+          ["PATCH", `/api/auth/service-keys/${issued.id}`, "DELETE"],
+          ["PUT", `/api/auth/service-keys/${issued.id}`, "DELETE"]
+        ] as const
+        for (const [method, path, allow] of attempts) {
+          const headers = { ...headersFor(adminCookie), "content-type": "application/json" }
+          const body = method === "GET" ? {} : { body: JSON.stringify({ name: "renamed" }) }
+          const result = yield* Effect.promise(() => call(`${baseUrl}${path}`, { method, headers, ...body }))
+          expectError(result, 405, "METHOD_NOT_ALLOWED")
+          expect(result.headers.get("allow"), `${method} ${path}`).toBe(allow)
+          expect(result.text).not.toContain(issued.key)
         }
       }))
 
