@@ -288,6 +288,20 @@ describe("service keys (SPEC 5.5)", () => {
         expectError(yield* revoke({ apiKey: revoked.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
       }))
 
+    it.effect("a key stored for an Agent principal or a removed principal never authenticates (SPEC 5.1.3): 401", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { agent, ns } = yield* identities
+        const agentKey = yield* insertServiceKey(agent, { namespaceId: ns })
+        expectError(yield* revoke({ apiKey: agentKey.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        const removed = yield* createServicePrincipal("removed")
+        yield* bindInstallationAdmin(removed)
+        const removedKey = yield* insertServiceKey(removed)
+        expectError(yield* revoke({ apiKey: removedKey.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        yield* sql`UPDATE principals SET deleted_at = now() WHERE id = ${removed}`
+        expectError(yield* revoke({ apiKey: removedKey.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+      }))
+
     it.effect("a failed issuance audit: 503 without the key, and no key is left stored", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
