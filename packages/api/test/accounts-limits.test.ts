@@ -8,7 +8,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createAccount } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { accountCount, accountsTestLayer, expectData, expectError, seedAdministrator, send } from "./support/accountsServer.js"
+import {
+  accountCount,
+  accountsTestLayer,
+  expectData,
+  expectError,
+  seedAdministrator,
+  send,
+  signIn
+} from "./support/accountsServer.js"
 
 const PASSWORD_OK = "twelve chars"
 type Detail = { readonly code: string; readonly path: string }
@@ -53,7 +61,15 @@ describe("account endpoint limits (SPEC 8)", () => {
         expect(created.body.data).toMatchObject({ email: longest, name: "n".repeat(200) })
         const shortest = yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, { email: "a@b", password: PASSWORD_OK })
         expect(shortest.status, shortest.text).toBe(201)
-        expect(yield* accountCount).toBe(before + 2)
+        // Characters, not UTF-16 code units: 128 emoji are a 128-character password (256 units).
+        const emoji = "\u{1F600}"
+        const wide = { email: "wide@example.test", password: emoji.repeat(128), name: emoji.repeat(200) }
+        const tooWide = yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, { ...wide, password: emoji.repeat(129) })
+        expectError(tooWide, 400, "INVALID_REQUEST", [{ code: "TOO_LONG", path: "/password" }])
+        const widest = yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, wide)
+        expect(widest.status, widest.text).toBe(201)
+        expect((yield* signIn(baseUrl, wide.email, wide.password)).status).toBe(200)
+        expect(yield* accountCount).toBe(before + 3)
       }))
 
     it.effect("expectedVersion is an integer 1-2147483647 on every guarded mutation; ids are 1-200", () =>
