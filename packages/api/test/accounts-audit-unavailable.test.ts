@@ -5,9 +5,17 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createAccount, signedInSession } from "../../../testing/identity.js"
+import { bindRole, createAccount, createNarrowAdminRole, signedInSession } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { accountCount, accountsTestLayer, expectData, expectError, seedAdministrator, send } from "./support/accountsServer.js"
+import {
+  accountCount,
+  accountsTestLayer,
+  browser,
+  expectData,
+  expectError,
+  seedAdministrator,
+  send
+} from "./support/accountsServer.js"
 import { failAudits, healAudits } from "./support/serviceKeys.js"
 
 const PASSWORD = "a long enough password"
@@ -50,6 +58,22 @@ describe("account management when the audit cannot be recorded (SPEC 5.9)", () =
           200,
           { userId: target.userId }
         )
+      }))
+
+    it.effect("a grant-coverage denial that cannot be audited: 503, not 500, and nothing changes", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const narrowRole = yield* createNarrowAdminRole
+        const narrow = yield* createAccount("audit-narrow@example.test")
+        yield* bindRole(narrow.principalId, narrowRole, { kind: "installation" })
+        const headers = browser((yield* signedInSession(narrow.userId)).token)
+        const target = yield* seedAdministrator("audit-full-admin@example.test")
+        const disable = send(baseUrl, "POST", `/api/auth/accounts/${target.account.userId}/disable`, headers, { expectedVersion: 1 })
+        expectError(yield* disable, 403, "FORBIDDEN")
+        yield* failAudits("authorization.denied")
+        expectError(yield* disable.pipe(Effect.ensuring(healAudits)), 503, "DEPENDENCY_UNAVAILABLE")
+        const read = yield* send(baseUrl, "GET", `/api/auth/accounts/${target.account.userId}`, target.headers)
+        expect(read.body.data).toMatchObject({ disabled: false, version: 1 })
       }))
   })
 })

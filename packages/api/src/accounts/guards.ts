@@ -8,6 +8,13 @@ import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { holdsEveryGrant } from "./grants.js"
 
+/** A change, its audit or a denial's audit that cannot be stored: 503, fail closed (SPEC 5.9). */
+const unavailable = (error: SqlError) =>
+  Effect.zipRight(
+    Effect.logWarning("account management: the change or its audit could not be stored", error),
+    Effect.fail(new DependencyUnavailable({ message: "Account management is unavailable; read the account again before retrying." }))
+  )
+
 /**
  * The guards every account and recovery operation shares, with their dependencies taken once:
  * who may call (a human Installation administrator), the account lock, the grant-coverage rule
@@ -61,20 +68,16 @@ export class AccountGuards extends Effect.Service<AccountGuards>()("@svc/api/Acc
     ): Effect.Effect<A, Exclude<E, SqlError> | DependencyUnavailable, R> =>
       sql.withTransaction(effect).pipe(
         // State and audit commit together: a store that cannot take either fails closed (SPEC 5.9).
-        Effect.catchIf((error): error is SqlError => error instanceof SqlError, (error) =>
-          Effect.zipRight(
-            Effect.logWarning("account management: the change or its audit could not be stored", error),
-            Effect.fail(new DependencyUnavailable({ message: "Account management is unavailable; read the account again before retrying." }))
-          )),
+        Effect.catchIf((error): error is SqlError => error instanceof SqlError, unavailable),
         Effect.tapError((error) =>
           error._tag === "Forbidden"
-            ? Effect.orDie(audit.record({
+            ? audit.record({
               kind: "authorization.denied",
               outcome: "denied",
               actorPrincipalId: caller.principalId,
               resource: subject,
               details: { reason: "missing-grants" }
-            }))
+            }).pipe(Effect.catchTag("SqlError", unavailable))
             : Effect.void
         )
       ) as Effect.Effect<A, Exclude<E, SqlError> | DependencyUnavailable, R>
