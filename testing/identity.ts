@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { hashPassword, issueSession } from "@svc/api"
 import { BuiltinRoles, digestOf, INSTALLATION_RESOURCE_ID, newToken } from "@svc/core/iam"
-import { AgentId, BindingId, ConfigurationId, NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, UserId, MethodId } from "@svc/core/schema"
+import { AgentId, BindingId, ConfigurationId, NamespaceId, PrincipalId, RoleId, ServiceKeyId, ServicePrincipalId, UserId, MethodId } from "@svc/core/schema"
 import { Effect } from "effect"
 
 export const PASSWORD = "correct horse battery staple"
@@ -80,6 +80,20 @@ export const bindRole = (principalId: string, roleId: string, target: BindingTar
 
 export const bindInstallationAdmin = (principalId: string) =>
   bindRole(principalId, BuiltinRoles.installationAdmin.id, { kind: "installation" })
+
+/**
+ * An Installation Role with `installation:administer` and `installation:read` only: an
+ * administrator that holds none of the broader grants of `installation-admin`. Returns its id.
+ */
+export const createNarrowAdminRole = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const id = RoleId.make()
+  yield* sql`
+    INSERT INTO roles (id, namespace_id, name, permissions)
+    VALUES (${id}, NULL, ${`narrow-admin-${id.slice(-8)}`}, ARRAY['installation:administer', 'installation:read'])
+  `
+  return id
+})
 
 /** A key stored as issuance stores it; returns the plaintext. */
 export const insertServiceKey = (

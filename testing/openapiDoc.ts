@@ -23,6 +23,8 @@ export interface DocOperation {
   readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string; readonly [key: string]: unknown }>
   readonly requestBody?: { readonly content?: Readonly<Record<string, DocMedia>> }
   readonly responses: Readonly<Record<string, DocResponse>>
+  /** The credentials the operation accepts: one requirement object per alternative. */
+  readonly security?: ReadonlyArray<Readonly<Record<string, ReadonlyArray<string>>>>
   readonly [extension: `x-${string}`]: unknown
 }
 
@@ -30,7 +32,10 @@ export interface OpenApiDoc {
   readonly openapi: string
   readonly info: { readonly title: string; readonly version: string }
   readonly paths: Readonly<Record<string, Readonly<Record<string, DocOperation>>>>
-  readonly components: { readonly schemas: Readonly<Record<string, Readonly<Record<string, unknown>>>> }
+  readonly components: {
+    readonly schemas: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+    readonly securitySchemes?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+  }
 }
 
 /** The document our contract library generates for `api` (the shape above is what OpenAPI 3.1 guarantees). */

@@ -9,11 +9,22 @@ import {
   bindRole,
   createAccount,
   createNamespaceRow,
+  createNarrowAdminRole,
   createServicePrincipal,
-  insertServiceKey
+  insertServiceKey,
+  signedInSession
 } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { accountsTestLayer, auditRows, expectData, expectError, seedAdministrator, seedMember, send } from "./support/accountsServer.js"
+import {
+  accountsTestLayer,
+  auditRows,
+  browser,
+  expectData,
+  expectError,
+  seedAdministrator,
+  seedMember,
+  send
+} from "./support/accountsServer.js"
 
 const adminAccount = (email: string) =>
   Effect.gen(function* () {
@@ -142,6 +153,34 @@ describe("the recovery designation: GET and POST /api/auth/recovery", () => {
           principalId: caller.account.principalId,
           userId: caller.account.userId
         })
+      }))
+
+    it.effect("the caller must also hold every grant of the target's Principal (expectedVersion rule), else 403 (audited)", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        // Holder and caller administer the Installation with nothing else; the target has full installation-admin.
+        const narrowRole = yield* createNarrowAdminRole
+        const holder = yield* createAccount("narrow-holder@example.test")
+        yield* bindRole(holder.principalId, narrowRole, { kind: "installation" })
+        yield* sql`UPDATE recovery_designation SET account_id = ${holder.userId}, method_id = ${holder.methodId}`
+        const narrow = yield* createAccount("narrow-caller@example.test")
+        yield* bindRole(narrow.principalId, narrowRole, { kind: "installation" })
+        const caller = { account: narrow, headers: browser((yield* signedInSession(narrow.userId)).token) }
+        const target = yield* adminAccount("target5@example.test")
+        const body = { expectedCurrentUserId: holder.userId, expectedVersion: 1, userId: target.userId }
+        expectError(yield* send(baseUrl, "POST", "/api/auth/recovery", caller.headers, body), 403, "FORBIDDEN")
+        const denied = (yield* auditRows).filter((row) => row.kind === "authorization.denied" && row.actor_principal_id === narrow.principalId)
+        expect(denied).toHaveLength(1)
+        expect(yield* sql`SELECT account_id FROM recovery_designation`).toEqual([{ account_id: holder.userId }])
+        // The same caller may move it to an account whose grants it holds.
+        const peer = yield* createAccount("narrow-peer@example.test")
+        yield* bindRole(peer.principalId, narrowRole, { kind: "installation" })
+        expectData(
+          yield* send(baseUrl, "POST", "/api/auth/recovery", caller.headers, { ...body, userId: peer.userId }),
+          200,
+          { changed: true, methodId: peer.methodId, principalId: peer.principalId, userId: peer.userId }
+        )
       }))
   })
 })

@@ -167,5 +167,25 @@ describe("the authorization matrix", () => {
         expect((yield* send(baseUrl, "POST", "/iam/service-principals", withKey(key.key), { name: "by-key" })).status).toBe(201)
         expect(ORIGIN).toBe(cookie.origin)
       }))
+
+    it.effect("caller-supplied identity headers are not authorization evidence (SPEC 5.1)", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* createAccount("matrix-claimed-admin@example.com")
+        yield* bindInstallationAdmin(admin.principalId)
+        const member = yield* createAccount("matrix-claimant@example.com")
+        const memberCookie = withSession((yield* signedInSession(member.userId)).token)
+        const claims: Headers = {
+          "x-forwarded-user": admin.email,
+          "x-forwarded-email": admin.email,
+          "x-remote-user": admin.userId,
+          "x-svc-principal-id": admin.principalId,
+          "x-user-id": admin.userId,
+          forwarded: "for=127.0.0.1;by=trusted"
+        }
+        expectError(yield* send(baseUrl, "GET", "/installation", claims), 401, "UNAUTHENTICATED")
+        expectError(yield* send(baseUrl, "GET", "/installation", { ...memberCookie, ...claims }), 403, "FORBIDDEN")
+        expectError(yield* send(baseUrl, "POST", "/iam/service-principals", { ...memberCookie, ...claims }, { name: "claimed" }), 403, "FORBIDDEN")
+      }))
   })
 })

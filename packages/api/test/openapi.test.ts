@@ -24,6 +24,29 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
   })
 
+  it("declares the credentials of SPEC 5.1: the session cookie as svc.session_token (SPEC 5.2) and x-api-key", () => {
+    const doc = documentOf(SvcApi)
+    expect(doc.components.securitySchemes).toEqual({
+      "svc.session_token": { type: "apiKey", in: "cookie", name: "svc.session_token", description: expect.any(String) },
+      serviceKey: { type: "apiKey", in: "header", name: "x-api-key", description: expect.any(String) }
+    })
+    const security = (path: string, method: string) => doc.paths[path]?.[method]?.security
+    const either = [{ "svc.session_token": [] }, { serviceKey: [] }]
+    const sessionOnly = [{ "svc.session_token": [] }]
+    expect(security("/namespaces/{namespaceId}/agents", "post")).toEqual(either)
+    expect(security("/api/auth/service-keys", "post")).toEqual(either)
+    expect(security("/api/auth/service-keys/{keyId}", "delete")).toEqual(either)
+    // A key is 401 for account management and sign-out (SPEC 5.5.4): the cookie only.
+    expect(security("/api/auth/accounts", "post")).toEqual(sessionOnly)
+    expect(security("/api/auth/recovery", "get")).toEqual(sessionOnly)
+    expect(security("/api/auth/sign-out", "post")).toEqual(sessionOnly)
+    // Session inspection answers anonymous callers too.
+    expect(security("/api/auth/session", "get")).toEqual([{}, { "svc.session_token": [] }])
+    for (const [path, method] of [["/api/auth/sign-in/email", "post"], ["/api/auth/providers", "get"], ["/healthz", "get"]] as const) {
+      expect(security(path, method), `${method} ${path}`).toEqual([])
+    }
+  })
+
   it("passes the redocly linter (recommended rules)", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-openapi-"))
     const file = path.join(dir, "openapi.json")

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { SvcApi } from "@svc/api"
 import { documentOf } from "../../../testing/openapiDoc.js"
-import { digestOf } from "@svc/core/iam"
+import { BuiltinRoles, digestOf } from "@svc/core/iam"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
-import { bindInstallationAdmin, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
-import { LogCapture, REQUEST_ID } from "../../../testing/server.js"
+import { bindInstallationAdmin, bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
+import { call, LogCapture, REQUEST_ID, TestServer } from "../../../testing/server.js"
 import {
   app,
   responses,
@@ -21,7 +21,8 @@ import {
   withoutIds,
   keyCount,
   failAudits,
-  healAudits
+  healAudits,
+  headersFor
 } from "./support/serviceKeys.js"
 
 describe("service keys (SPEC 5.5)", () => {
@@ -235,6 +236,49 @@ describe("service keys (SPEC 5.5)", () => {
         expectError(yield* revoke({ apiKey: issued.key }, UNKNOWN_KEY), 403, "FORBIDDEN")
       }))
 
+    it.effect("a key whose principal changed scope since issuance is 403, never used with the new scope", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { baseUrl } = yield* TestServer
+        const { ns, otherNs } = yield* identities
+        const secrets = (key: string) =>
+          Effect.promise(() => call(`${baseUrl}/namespaces/${ns}/secrets`, { method: "GET", headers: { "x-api-key": key } }))
+        const moved = yield* createServicePrincipal("moved", ns)
+        yield* bindRole(moved, BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: ns })
+        const namespaceKey = yield* insertServiceKey(moved, { namespaceId: ns })
+        const narrowed = yield* createServicePrincipal("narrowed")
+        yield* bindInstallationAdmin(narrowed)
+        const installationKey = yield* insertServiceKey(narrowed)
+        for (const { key } of [namespaceKey, installationKey]) expect((yield* secrets(key)).status).toBe(200)
+        yield* sql`UPDATE principals SET namespace_id = ${otherNs} WHERE id = ${moved}`
+        yield* sql`UPDATE principals SET namespace_id = ${ns} WHERE id = ${narrowed}`
+        for (const { key } of [namespaceKey, installationKey]) {
+          expectError(yield* secrets(key), 403, "FORBIDDEN")
+          expectError(yield* revoke({ apiKey: key }, UNKNOWN_KEY), 403, "FORBIDDEN")
+        }
+      }))
+
+    it.effect("no retrieval, list or update endpoint: 405 with Allow, and the plaintext is never shown again", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const { adminCookie, automation } = yield* identities
+        const issued = (yield* issue(adminCookie, { servicePrincipalId: automation, name: "once" })).body.data
+        const attempts = [
+          ["GET", "/api/auth/service-keys", "POST"],
+          ["GET", `/api/auth/service-keys/${issued.id}`, "DELETE"],
+          ["PATCH", `/api/auth/service-keys/${issued.id}`, "DELETE"],
+          ["PUT", `/api/auth/service-keys/${issued.id}`, "DELETE"]
+        ] as const
+        for (const [method, path, allow] of attempts) {
+          const headers = { ...headersFor(adminCookie), "content-type": "application/json" }
+          const body = method === "GET" ? {} : { body: JSON.stringify({ name: "renamed" }) }
+          const result = yield* Effect.promise(() => call(`${baseUrl}${path}`, { method, headers, ...body }))
+          expectError(result, 405, "METHOD_NOT_ALLOWED")
+          expect(result.headers.get("allow"), `${method} ${path}`).toBe(allow)
+          expect(result.text).not.toContain(issued.key)
+        }
+      }))
+
     it.effect("an expired key is 401", () =>
       Effect.gen(function* () {
         const { automation } = yield* identities
@@ -242,6 +286,20 @@ describe("service keys (SPEC 5.5)", () => {
         expectError(yield* revoke({ apiKey: expired.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
         const revoked = yield* insertServiceKey(automation, { revoked: true })
         expectError(yield* revoke({ apiKey: revoked.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+      }))
+
+    it.effect("a key stored for an Agent principal or a removed principal never authenticates (SPEC 5.1.3): 401", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { agent, ns } = yield* identities
+        const agentKey = yield* insertServiceKey(agent, { namespaceId: ns })
+        expectError(yield* revoke({ apiKey: agentKey.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
+        const removed = yield* createServicePrincipal("removed")
+        yield* bindInstallationAdmin(removed)
+        const removedKey = yield* insertServiceKey(removed)
+        expectError(yield* revoke({ apiKey: removedKey.key }, UNKNOWN_KEY), 404, "NOT_FOUND")
+        yield* sql`UPDATE principals SET deleted_at = now() WHERE id = ${removed}`
+        expectError(yield* revoke({ apiKey: removedKey.key }, UNKNOWN_KEY), 401, "UNAUTHENTICATED")
       }))
 
     it.effect("a failed issuance audit: 503 without the key, and no key is left stored", () =>

@@ -59,6 +59,20 @@ describe("parse failures as details[]", () => {
       expect(yield* detailsOf("not an object")).toEqual([{ code: "INVALID_TYPE", path: "" }])
     }))
 
+  it.effect("counts characters (code points), as SPEC and JSON Schema do, not UTF-16 code units", () =>
+    Effect.gen(function* () {
+      const emoji = "\u{1F600}"
+      // Five characters (ten code units) fit BoundedString(1, 5); six do not.
+      expect(yield* detailsOf({ ...valid, name: emoji.repeat(5), slug: "abcdefghij" })).toEqual([])
+      expect(yield* detailsOf({ ...valid, name: emoji.repeat(6) })).toEqual([{ code: "TOO_LONG", path: "/name" }])
+      expect(yield* detailsOf({ ...valid, tags: [emoji.repeat(3)] })).toEqual([])
+      const AtLeast = RequestBody({ word: BoundedString(3, 10) })
+      const tooShort = Schema.decodeUnknownEither(AtLeast)({ word: emoji.repeat(2) })
+      expect(Either.isLeft(tooShort) ? yield* detailsFromParseError(tooShort.left) : []).toEqual([
+        { code: "INVALID_VALUE", path: "/word" }
+      ])
+    }))
+
   it.effect("escapes ~ and / in pointer segments (RFC 6901)", () =>
     Effect.map(detailsOf({ ...valid, nested: { "a/b~c": 1 } }), (details) =>
       expect(details).toEqual([{ code: "INVALID_TYPE", path: "/nested/a~1b~0c" }])))

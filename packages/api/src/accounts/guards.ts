@@ -2,11 +2,18 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { AuditLog } from "@svc/core/audit"
 import { AccountsRepo } from "@svc/core/db"
-import { Forbidden, NotFound, Unauthenticated } from "@svc/core/errors"
+import { DependencyUnavailable, Forbidden, NotFound, Unauthenticated } from "@svc/core/errors"
 import { type Caller, CurrentCaller, Installation, permission } from "@svc/core/iam"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { holdsEveryGrant } from "./grants.js"
+
+/** A change, its audit or a denial's audit that cannot be stored: 503, fail closed (SPEC 5.9). */
+const unavailable = (error: SqlError) =>
+  Effect.zipRight(
+    Effect.logWarning("account management: the change or its audit could not be stored", error),
+    Effect.fail(new DependencyUnavailable({ message: "Account management is unavailable; read the account again before retrying." }))
+  )
 
 /**
  * The guards every account and recovery operation shares, with their dependencies taken once:
@@ -50,27 +57,30 @@ export class AccountGuards extends Effect.Service<AccountGuards>()("@svc/api/Acc
 
     /**
      * Runs `effect` in one transaction (state and audit commit together); a 403 it ends with is
-     * audited after the rollback, so the denial is recorded even though nothing else is.
+     * audited after the rollback, so the denial is recorded even though nothing else is. A
+     * database failure is 503 `DEPENDENCY_UNAVAILABLE`, never retried here: the outcome of a
+     * failed commit may be unknown, and the client reads the account again.
      */
     const transactional = <A, E extends { readonly _tag: string }, R>(
       caller: Caller,
       subject: { readonly kind: string; readonly id: string },
       effect: Effect.Effect<A, E, R>
-    ): Effect.Effect<A, Exclude<E, SqlError>, R> =>
+    ): Effect.Effect<A, Exclude<E, SqlError> | DependencyUnavailable, R> =>
       sql.withTransaction(effect).pipe(
-        Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die),
+        // State and audit commit together: a store that cannot take either fails closed (SPEC 5.9).
+        Effect.catchIf((error): error is SqlError => error instanceof SqlError, unavailable),
         Effect.tapError((error) =>
           error._tag === "Forbidden"
-            ? Effect.orDie(audit.record({
+            ? audit.record({
               kind: "authorization.denied",
               outcome: "denied",
               actorPrincipalId: caller.principalId,
               resource: subject,
               details: { reason: "missing-grants" }
-            }))
+            }).pipe(Effect.catchTag("SqlError", unavailable))
             : Effect.void
         )
-      ) as Effect.Effect<A, Exclude<E, SqlError>, R>
+      ) as Effect.Effect<A, Exclude<E, SqlError> | DependencyUnavailable, R>
 
     return { requireHumanAdministrator, lockAccount, requireEveryGrant, transactional }
   }),

@@ -29,7 +29,8 @@ export class Recovery extends Effect.Service<Recovery>()("@svc/api/Recovery", {
      * `POST /api/auth/recovery` (SPEC 4.1, 5.7). Guards, in order: the current holder is
      * `expectedCurrentUserId` (409; with no designation yet, `expectedCurrentUserId` must be the
      * target itself); the caller holds every grant of the current holder's Principal (403); the
-     * target exists (404), is at `expectedVersion` (409), enrolled, enabled, has exactly one
+     * target exists (404), the caller holds every grant of its Principal (403, the rule of every
+     * `expectedVersion` mutation), it is at `expectedVersion` (409), enrolled, enabled, has exactly one
      * password and its Principal administers the Installation (409). Moving to the current holder
      * changes nothing (`changed: false`).
      */
@@ -48,6 +49,8 @@ export class Recovery extends Effect.Service<Recovery>()("@svc/api/Recovery", {
           }
           if (holder !== undefined) yield* guards.requireEveryGrant(caller, holder.principal_id)
           const target = yield* guards.lockAccount(body.userId)
+          // `expectedVersion` is the target's: the caller must hold every grant of its Principal too (SPEC 4.1).
+          yield* guards.requireEveryGrant(caller, target.principal_id)
           if (target.version !== body.expectedVersion) {
             return yield* conflict("The account changed since it was read; read it again.")
           }

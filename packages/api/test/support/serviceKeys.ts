@@ -4,7 +4,7 @@ import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { httpPipeline } from "@svc/core/http"
 import { BuiltinRoles } from "@svc/core/iam"
-import { PrincipalId, RoleId } from "@svc/core/schema"
+import { PrincipalId } from "@svc/core/schema"
 import { Effect, Layer } from "effect"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
 import {
@@ -12,6 +12,7 @@ import {
   bindRole,
   createAccount,
   createNamespaceRow,
+  createNarrowAdminRole,
   createServicePrincipal,
   insertServiceKey,
   signedInSession
@@ -94,11 +95,7 @@ export const seed = Effect.gen(function* () {
   const readerSession = yield* signedInSession(reader.userId)
 
   // An administrator of the Installation with nothing else: cannot issue for broader principals.
-  const narrowRole = RoleId.make()
-  yield* sql`
-    INSERT INTO roles (id, namespace_id, name, permissions)
-    VALUES (${narrowRole}, NULL, 'narrow-admin', ARRAY['installation:administer', 'installation:read'])
-  `
+  const narrowRole = yield* createNarrowAdminRole
   const narrow = yield* createAccount("narrow@example.com")
   yield* bindRole(narrow.principalId, narrowRole, { kind: "installation" })
   const narrowSession = yield* signedInSession(narrow.userId)

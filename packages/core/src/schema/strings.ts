@@ -3,21 +3,43 @@ import { detailMessage } from "./detailCodes.js"
 import { LONE_SURROGATE } from "./json.js"
 
 /**
+ * How many characters a string has as SPEC and JSON Schema count them: code points, not the
+ * UTF-16 code units of `length` (an emoji is one character, two code units). PostgreSQL's
+ * `char_length` counts the same way.
+ */
+export const charLength = (s: string): number => {
+  let count = 0
+  for (const _ of s) count++
+  return count
+}
+
+/** `Schema.minLength`/`maxLength` (same annotations and JSON Schema) counting characters. */
+const minChars = (min: number) =>
+  Schema.filter<Schema.Schema<string>>((s) => s.length >= 2 * min || charLength(s) >= min, {
+    schemaId: Schema.MinLengthSchemaId,
+    title: `minLength(${min})`,
+    description: `a string at least ${min} character(s) long`,
+    jsonSchema: { minLength: min },
+    message: detailMessage("INVALID_VALUE", `must be at least ${min} characters`)
+  })
+const maxChars = (max: number) =>
+  Schema.filter<Schema.Schema<string>>((s) => s.length <= max || charLength(s) <= max, {
+    schemaId: Schema.MaxLengthSchemaId,
+    title: `maxLength(${max})`,
+    description: `a string at most ${max} character(s) long`,
+    jsonSchema: { maxLength: max },
+    message: detailMessage("TOO_LONG", `must be at most ${max} characters`)
+  })
+
+/**
  * A string of `min`-`max` characters. Too long reports TOO_LONG; too short INVALID_VALUE (an
  * empty required string is a value error, not a missing field).
  */
-export const BoundedString = (min: number, max: number) =>
-  Schema.String.pipe(
-    Schema.minLength(min, { message: detailMessage("INVALID_VALUE", `must be at least ${min} characters`) }),
-    Schema.maxLength(max, { message: detailMessage("TOO_LONG", `must be at most ${max} characters`) })
-  )
+export const BoundedString = (min: number, max: number) => Schema.String.pipe(minChars(min), maxChars(max))
 
 /** A string that must match `pattern` (INVALID_FORMAT), within `max` characters (TOO_LONG). */
 export const PatternString = (pattern: RegExp, max: number) =>
-  Schema.String.pipe(
-    Schema.maxLength(max, { message: detailMessage("TOO_LONG", `must be at most ${max} characters`) }),
-    Schema.pattern(pattern, { message: detailMessage("INVALID_FORMAT") })
-  )
+  Schema.String.pipe(maxChars(max), Schema.pattern(pattern, { message: detailMessage("INVALID_FORMAT") }))
 
 /** An integer in `[min, max]` (INVALID_VALUE outside, INVALID_TYPE for non-numbers). */
 export const BoundedInt = (min: number, max: number) =>

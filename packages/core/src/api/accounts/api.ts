@@ -5,6 +5,7 @@ import { JsonBody } from "../middleware.js"
 import { Envelope } from "../../schema/index.js"
 import { Authentication } from "../middleware.js"
 import { AccountReadOrigin, SessionInspection, SignInOrigin } from "../middleware.js"
+import { HumanSessionOnly } from "../security.js"
 import {
   AccountRef,
   AccountState,
@@ -65,6 +66,7 @@ export const AuthSessionsApi = HttpApiGroup.make("authSessions")
     HttpApiEndpoint.post("signOut", "/sign-out")
       .addSuccess(Envelope(Empty, "SignOutResponse"))
       .middleware(Authentication)
+      .annotate(HumanSessionOnly, true)
       .annotate(OpenApi.Summary, "Revoke the current session and clear its cookie")
   )
   .add(
@@ -171,5 +173,6 @@ export const AuthAccountsApi = HttpApiGroup.make("authAccounts")
       .annotate(OpenApi.Summary, "Move the recovery designation to another administrator account")
   )
   .prefix("/api/auth")
+  .annotate(HumanSessionOnly, true)
   .annotate(OpenApi.Title, "Accounts")
   .annotate(OpenApi.Description, "Human accounts, their sign-in methods and the recovery designation")
