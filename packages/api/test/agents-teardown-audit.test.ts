@@ -1,0 +1,76 @@
+/**
+ * SPEC 6 for Agent deletion: a teardown that fails is audited (attributed to the principal that
+ * started the deletion), a repeat `DELETE` adds its own event, and the earlier failure audits
+ * remain. The teardown runs here as the worker runs it, against a Compute host that answers
+ * "unavailable" (`testing/drivers.ts`), over the real database and API.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { teardownAgent } from "@svc/worker"
+import { Effect, Exit } from "effect"
+import { unavailableCompute } from "../../../testing/drivers.js"
+import { TestServer } from "../../../testing/server.js"
+import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+
+/** The context the engine hands a handler for its `attempt`-th attempt. */
+const attemptContext = (key: string, attempt: number) => {
+  const now = new Date()
+  return {
+    id: "00000000-0000-4000-8000-000000000000",
+    kind: "agent.teardown",
+    key,
+    attempt,
+    scheduledAt: now,
+    claimedAt: now,
+    deadlineAt: new Date(now.getTime() + 60_000),
+    createdAt: now,
+    workerId: "teardown-audit-test"
+  }
+}
+
+describe("Agent teardown failures", () => {
+  it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
+    it.effect("a failed teardown is audited once per teardown, attributed; a repeat DELETE adds an event and keeps it", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-audit@example.com")
+        const ns = yield* seedNamespace("teardown-audit")
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* call("POST", "agents", { name: "bot", configurationId: configuration.id }), 201)
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`), 202).status).toBe("deleting")
+
+        const teardown = (attempt: number) =>
+          teardownAgent({ namespaceId: ns, agentId: agent.id }, attemptContext(agent.id, attempt)).pipe(
+            Effect.provide(unavailableCompute),
+            Effect.exit
+          )
+        const audits = sql<{ kind: string; outcome: string; actor: string | null; details: unknown }>`
+          SELECT kind, outcome, actor_principal_id AS actor, details FROM audit_events
+          WHERE resource_kind = 'agent' AND resource_id = ${agent.id} ORDER BY id
+        `
+        const failed = {
+          kind: "agent.deletion-failed",
+          outcome: "failure",
+          actor: admin.principalId,
+          details: { code: "COMPUTE_UNAVAILABLE", attempt: 1, permanent: false }
+        }
+
+        // The first failed attempt is audited; its retries are not (they would flood the log).
+        const first = yield* teardown(1)
+        expect(Exit.isFailure(first)).toBe(true)
+        yield* teardown(2)
+        const after = yield* audits
+        expect(after.map((a) => a.kind)).toEqual(["agent.created", "agent.deleted", "agent.deletion-failed"])
+        expect(after[2]).toEqual(failed)
+
+        // A repeat DELETE adds its own event; the failure audit remains.
+        expectData(yield* call("DELETE", `agents/${agent.id}`), 202)
+        expect((yield* audits).map((a) => a.kind)).toEqual(["agent.created", "agent.deleted", "agent.deletion-failed", "agent.deletion-retried"])
+        expect((yield* audits)[2]).toEqual(failed)
+        // The Agent stays deleting.
+        expect(expectData(yield* call("GET", `agents/${agent.id}`), 200).status).toBe("deleting")
+      }))
+  })
+})
