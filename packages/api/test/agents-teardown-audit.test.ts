@@ -7,7 +7,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { teardownAgent } from "@svc/worker"
-import { Effect, Exit } from "effect"
+import * as Compute from "@svc/core/drivers/compute"
+import { Effect, Exit, Layer } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { unavailableCompute } from "../../../testing/drivers.js"
 import { TestServer } from "../../../testing/server.js"
 import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
@@ -30,7 +34,7 @@ const attemptContext = (key: string, attempt: number) => {
 
 describe("Agent teardown failures", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
-    it.effect("a failed teardown is audited once per teardown, attributed; a repeat DELETE adds an event and keeps it", () =>
+    it.effect("a failed teardown is audited once per teardown, attributed; a repeat DELETE adds an event and keeps it; the removal is attributed", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const sql = yield* SqlClient.SqlClient
@@ -41,9 +45,9 @@ describe("Agent teardown failures", () => {
         const agent = expectData(yield* call("POST", "agents", { name: "bot", configurationId: configuration.id }), 201)
         expect(expectData(yield* call("DELETE", `agents/${agent.id}`), 202).status).toBe("deleting")
 
-        const teardown = (attempt: number) =>
+        const teardown = (attempt: number, compute = unavailableCompute) =>
           teardownAgent({ namespaceId: ns, agentId: agent.id }, attemptContext(agent.id, attempt)).pipe(
-            Effect.provide(unavailableCompute),
+            Effect.provide(compute),
             Effect.exit
           )
         const audits = sql<{ kind: string; outcome: string; actor: string | null; details: unknown }>`
@@ -71,6 +75,22 @@ describe("Agent teardown failures", () => {
         expect((yield* audits)[2]).toEqual(failed)
         // The Agent stays deleting.
         expect(expectData(yield* call("GET", `agents/${agent.id}`), 200).status).toBe("deleting")
+
+        // Once the host is back the teardown completes; the removal is attributed too, and every
+        // earlier record remains.
+        const dataDir = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "svc-teardown-audit-")))
+        const local = Layer.succeed(Compute.ComputeDriver, Compute.makeLocalCompute(dataDir, { confinement: { kind: "shared-user" } }))
+        expect(Exit.isSuccess(yield* teardown(1, local))).toBe(true)
+        yield* Effect.promise(() => fs.rm(dataDir, { recursive: true, force: true }))
+        const final = yield* audits
+        expect(final.map((a) => [a.kind, a.actor])).toEqual([
+          ["agent.created", admin.principalId],
+          ["agent.deleted", admin.principalId],
+          ["agent.deletion-failed", admin.principalId],
+          ["agent.deletion-retried", admin.principalId],
+          ["agent.removed", admin.principalId]
+        ])
+        expect(yield* sql`SELECT 1 FROM agents WHERE id = ${agent.id}`).toHaveLength(0)
       }))
   })
 })

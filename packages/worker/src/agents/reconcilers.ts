@@ -183,7 +183,8 @@ const removeAgent = (payload: typeof AgentWorkPayload.Type, state: AgentStateRow
       yield* recordAudit({
         kind: "agent.removed",
         outcome: "success",
-        actorPrincipalId: null,
+        // SPEC 6: attributable, to the principal whose DELETE this completes.
+        actorPrincipalId: state.deletion_initiator,
         namespaceId,
         resource: { kind: "agent", id: agentId },
         details: { name: row.name, servicePrincipalId: principal }
