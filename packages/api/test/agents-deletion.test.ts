@@ -1,8 +1,9 @@
 /**
- * SPEC 6 for Agent deletion: a teardown that fails is audited (attributed to the principal that
+ * Agent deletion (SPEC 3, 6): another actor may take a deletion over only once its initiator
+ * lost `agent:delete`. A teardown that fails is audited (attributed to the principal that
  * started the deletion), a repeat `DELETE` adds its own event, and the earlier failure audits
  * remain. The teardown runs here as the worker runs it, against a Compute host that answers
- * "unavailable" (`testing/drivers.ts`), over the real database and API.
+ * "unavailable" (`testing/drivers.ts`), then the local one, over the real database and API.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -13,8 +14,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { unavailableCompute } from "../../../testing/drivers.js"
+import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { RoleId } from "@svc/core/schema"
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
 
 /** The context the engine hands a handler for its `attempt`-th attempt. */
 const attemptContext = (key: string, attempt: number) => {
@@ -32,7 +35,7 @@ const attemptContext = (key: string, attempt: number) => {
   }
 }
 
-describe("Agent teardown failures", () => {
+describe("Agent deletion", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
     it.effect("a failed teardown is audited once per teardown, attributed; a repeat DELETE adds an event and keeps it; the removal is attributed", () =>
       Effect.gen(function* () {
@@ -91,6 +94,49 @@ describe("Agent teardown failures", () => {
           ["agent.removed", admin.principalId]
         ])
         expect(yield* sql`SELECT 1 FROM agents WHERE id = ${agent.id}`).toHaveLength(0)
+      }))
+
+    it.effect("SPEC 3: another actor takes a deletion over only once its initiator lost agent:delete", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-takeover@example.com")
+        const ns = yield* seedNamespace("teardown-takeover")
+        const call = (method: string, path: string, headers = admin.headers, body?: unknown) =>
+          send(baseUrl, method, `/namespaces/${ns}/${path}`, headers, body)
+        const configuration = expectData(yield* call("POST", "configurations", admin.headers, { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* call("POST", "agents", admin.headers, { name: "bot", configurationId: configuration.id }), 201)
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'deleter', ARRAY['agent:read', 'agent:delete'])`
+        const deleter = (name: string) =>
+          Effect.gen(function* () {
+            const principal = yield* createServicePrincipal(name, ns)
+            yield* bindRole(principal, role, { kind: "namespace", id: ns })
+            return { principal, headers: withKey((yield* insertServiceKey(principal, { namespaceId: ns })).key) }
+          })
+        const first = yield* deleter("teardown-first")
+        const second = yield* deleter("teardown-second")
+        const initiator = sql<{ deletion_initiator: string }>`SELECT deletion_initiator FROM agents WHERE id = ${agent.id}`
+
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`, first.headers), 202).status).toBe("deleting")
+        expectError(yield* call("DELETE", `agents/${agent.id}`, second.headers), 409, "RESOURCE_CONFLICT")
+        expect(yield* initiator).toEqual([{ deletion_initiator: first.principal }])
+        // The initiator repeating it is a retry.
+        expectData(yield* call("DELETE", `agents/${agent.id}`, first.headers), 202)
+
+        yield* sql`DELETE FROM access_bindings WHERE principal_id = ${first.principal}`
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`, second.headers), 202).status).toBe("deleting")
+        expect(yield* initiator).toEqual([{ deletion_initiator: second.principal }])
+        const audits = yield* sql<{ kind: string; actor: string }>`
+          SELECT kind, actor_principal_id AS actor FROM audit_events
+          WHERE resource_kind = 'agent' AND resource_id = ${agent.id} AND outcome = 'success' ORDER BY id
+        `
+        expect(audits).toEqual([
+          { kind: "agent.created", actor: admin.principalId },
+          { kind: "agent.deleted", actor: first.principal },
+          { kind: "agent.deletion-retried", actor: first.principal },
+          { kind: "agent.deletion-retried", actor: second.principal }
+        ])
       }))
   })
 })
