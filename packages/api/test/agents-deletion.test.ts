@@ -96,7 +96,7 @@ describe("Agent deletion", () => {
         expect(yield* sql`SELECT 1 FROM agents WHERE id = ${agent.id}`).toHaveLength(0)
       }))
 
-    it.effect("SPEC 3: another actor takes a deletion over only once its initiator lost agent:delete", () =>
+    it.effect("SPEC 3: another actor takes a deletion over only once its initiator lost agent:delete; a repeat after failure queues a new teardown", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const sql = yield* SqlClient.SqlClient
@@ -137,6 +137,13 @@ describe("Agent deletion", () => {
           { kind: "agent.deletion-retried", actor: first.principal },
           { kind: "agent.deletion-retried", actor: second.principal }
         ])
+
+        // SPEC 3: once the teardown gave up, a repeat DELETE replenishes its attempts (a new item).
+        const teardowns = sql<{ state: string }>`SELECT state FROM work_items WHERE kind = 'agent.teardown' AND key = ${agent.id} ORDER BY created_at`
+        expect(yield* teardowns).toEqual([{ state: "queued" }])
+        yield* sql`UPDATE work_items SET state = 'failed', finished_at = now() WHERE kind = 'agent.teardown' AND key = ${agent.id}`
+        expectData(yield* call("DELETE", `agents/${agent.id}`, second.headers), 202)
+        expect(yield* teardowns).toEqual([{ state: "failed" }, { state: "queued" }])
       }))
   })
 })
