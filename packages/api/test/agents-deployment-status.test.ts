@@ -16,6 +16,8 @@ import { apiTestLayer, expectData, type Headers, seedAdmin, seedNamespace, send,
 const CREATED = "2030-01-01T00:00:00.000Z"
 const DEADLINE = "2030-01-02T00:00:00.000Z"
 const DAY_MS = 24 * 60 * 60 * 1000
+/** A moment in the past: a lease that ran out then. */
+const LAPSED = "2020-01-01T00:00:00.000Z"
 
 describe("deployment status", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
@@ -105,6 +107,26 @@ describe("deployment status", () => {
           },
           nextAttemptAt: null
         })
+      }))
+
+    it.effect("SPEC 3: a claim whose lease expired is no live claim: queued, due since the lease lapsed", () =>
+      Effect.gen(function* () {
+        const { sql, deploy, status, base } = yield* setup("lease-expired")
+        const revision = yield* deploy()
+        // The worker holding it died: its lease ran out and no reaper has run yet.
+        yield* sql`
+          UPDATE work_items SET state = 'running', lease_owner = 'worker-gone', lease_expires_at = ${LAPSED}, attempt_count = 1
+          WHERE kind = 'agent.deploy' AND key = ${revision}
+        `
+        expect(yield* status(revision)).toEqual({
+          ...base(revision),
+          status: "queued",
+          error: null,
+          progress: { lastAttempt: null, nextAttemptAt: LAPSED }
+        })
+        // The stored item is left as it is: the reaper, not a read, requeues it.
+        const stored = yield* sql<{ state: string }>`SELECT state FROM work_items WHERE kind = 'agent.deploy' AND key = ${revision}`
+        expect(stored).toEqual([{ state: "running" }])
       }))
 
     it.effect("a deadline passed: CONVERGENCE_DEADLINE_EXCEEDED with timeoutMs and the last runtime failure; never changes", () =>

@@ -97,13 +97,14 @@ describe("Agent provisioning with the worker", () => {
           attemptCount: 0,
           lastAttempt: null,
           nextAttemptAt: expect.stringMatching(TIMESTAMP),
-          error: null,
           url: `/namespaces/${f.ns}/agents/provision/${admitted.id}`,
           createdAt: expect.stringMatching(TIMESTAMP),
           updatedAt: expect.stringMatching(TIMESTAMP)
         })
         const done = expectData(yield* settled(f, admitted.id), 200)
-        expect(done).toMatchObject({ status: "succeeded", phase: "handoff", attemptCount: 1, error: null, nextAttemptAt: null })
+        expect(done).toMatchObject({ status: "succeeded", phase: "handoff", attemptCount: 1, nextAttemptAt: null })
+        // SPEC 2.13 `error?`: absent unless the work failed (not null).
+        expect(Object.hasOwn(done, "error")).toBe(false)
         expect(done.lastAttempt).toEqual({ at: expect.stringMatching(TIMESTAMP), code: "SUCCEEDED", message: expect.any(String) })
         const agent = expectData(yield* call(f, "GET", `agents/${done.agentId}`), 200)
         expect(agent).toMatchObject({
@@ -345,7 +346,8 @@ describe("Agent provisioning with the worker", () => {
         // The name is freed; the retry creates the Agent on the Configuration created before.
         yield* sql`UPDATE agents SET name = 'Twin (old)' WHERE namespace_id = ${f.ns} AND name = 'Twin'`
         const retried = expectData(yield* call(f, "POST", `agents/provision/${failed.id}/retry`), 202)
-        expect(retried).toMatchObject({ id: failed.id, phase: "transport", error: null })
+        expect(retried).toMatchObject({ id: failed.id, phase: "transport" })
+        expect(Object.hasOwn(retried, "error")).toBe(false)
         expect(["queued", "running", "succeeded"]).toContain(retried.status)
         const done = expectData(yield* until(call(f, "GET", `agents/provision/${failed.id}`), (r) => r.body?.data?.status === "succeeded"), 200)
         expect(done).toMatchObject({ phase: "handoff", configurationId: failed.configurationId, attemptCount: 2 })

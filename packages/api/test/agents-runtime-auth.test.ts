@@ -107,6 +107,16 @@ describe("runtime harness authentication on a real gateway", () => {
         expect(environ).toContain(`${VARIABLE}=${HOST_KEY}`)
         expect(environ.some((entry) => entry.startsWith("FAKE_UNSET_VARIABLE=") || entry.startsWith("MODEL_API_KEY="))).toBe(false)
 
+        // Diagnostics follow the active revision's binding, not the draft's: a draft changed to
+        // api_key since the deployment still runs no model probe against this gateway.
+        const secret = expectData(yield* call("POST", `/namespaces/${ns}/secrets`, { name: "later-key", value: "sk-later-key" }), 201)
+        const apiKey = { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+        expectData(yield* call("PATCH", agentPath, { configurationId: configuration.id, harnessAuth: apiKey }), 200)
+        const modelRequests = fake.requests().length
+        const diagnostics = expectData(yield* call("POST", `${agentPath}/deployments/${revision.id}/diagnostics`), 200)
+        expect(diagnostics.checks.some((c: { component: string }) => c.component === "model")).toBe(false)
+        expect(fake.requests().length).toBe(modelRequests)
+
         expectData(yield* call("POST", `${agentPath}/stop`), 202)
         yield* until(call("GET", agentPath), (r) => r.body.data?.activeRevisionId === undefined, 120)
 

@@ -156,6 +156,21 @@ describe("Agents", () => {
         expectData(yield* call(f, "POST", `/namespaces/${other}/agents`, { name: "early", configurationId: otherConfiguration.id }), 201)
       }))
 
+    it.effect("SPEC 4.4 rule 4: create bodies up to 448 KiB with JSON escaping; a larger one is 413 and creates nothing", () =>
+      Effect.gen(function* () {
+        const f = yield* fixture("body-limit")
+        // Four maximal initial files of a character JSON escapes in 6 bytes: 384 KiB of escapes.
+        const escaped = "\u0001".repeat(16_384)
+        const files = { "AGENTS.md": escaped, "SOUL.md": escaped, "IDENTITY.md": escaped, "USER.md": escaped }
+        const body = { name: "big", configurationId: f.configurationId, initialWorkspaceFiles: files }
+        expect(Buffer.byteLength(JSON.stringify(body))).toBeGreaterThan(384 * 1024)
+        expect(expectData(yield* call(f, "POST", "agents", body), 201).name).toBe("big")
+        const oversized = { ...body, name: "too-large", padding: "y".repeat(64 * 1024) }
+        expect(Buffer.byteLength(JSON.stringify(oversized))).toBeGreaterThan(448 * 1024)
+        expectError(yield* call(f, "POST", "agents", oversized), 413, "PAYLOAD_TOO_LARGE")
+        expect(expectData(yield* call(f, "GET", "agents"), 200).map((a: { name: string }) => a.name)).toEqual(["big"])
+      }))
+
     it.effect("harness Secrets need the caller's operate; Configuration read is exact", () =>
       Effect.gen(function* () {
         const f = yield* fixture("grants")

@@ -47,6 +47,13 @@ describe("provider_service_account and direct_token admission with dedicated exe
         expect(JSON.stringify(directAgent)).not.toContain("direct-token-value")
         const [accounts] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM service_accounts WHERE namespace_id = ${w.ns}`
         expect(accounts!.n).toBe(2)
+        // SPEC 2.5: a kept binding that needs dedicated execution refuses a PATCH to embedded (as
+        // a Backend change under a kept account binding is checked again), and nothing changes.
+        for (const kept of [agent, directAgent]) {
+          const path = `/namespaces/${w.ns}/agents/${kept.id}`
+          expectError(yield* send(baseUrl, "PATCH", path, admin.headers, { configurationId: w.configurationId, executionMode: "embedded" }), 409, "RESOURCE_CONFLICT")
+          expect(expectData(yield* send(baseUrl, "GET", path, admin.headers), 200)).toMatchObject({ executionMode: "dedicated", harnessAuth: kept.harnessAuth })
+        }
       }))
 
     it.effect("the caller needs exact read on the new account, and on the current one when replacing or clearing", () =>

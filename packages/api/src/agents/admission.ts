@@ -85,23 +85,33 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         if (Option.isNone(row)) return yield* new NotFound({ message: "The harness Secret does not exist in this Namespace." })
       })
 
-    /** The harness binding against what this Installation can run (SPEC 2.5, 4.6). */
-    const admitHarness = (namespaceId: string, draft: LaunchDraft, dedicatedOffered: boolean) =>
+    /**
+     * The binding's method against the execution it would run in (SPEC 2.5): no grants, so an
+     * update also checks a kept binding against a changed execution mode.
+     */
+    const admitTopology = (auth: HarnessAuth, executionMode: ExecutionMode) =>
       Effect.gen(function* () {
-        const auth = draft.harnessAuth
-        if (auth === null) return
+        const dedicatedOffered = (capabilitiesOf(installation).agentProvisioning.executionModes as ReadonlyArray<string>).includes("dedicated")
         const needsDedicated = auth.method === "direct_token" || auth.method === "provider_service_account" || auth.method === "credential_source"
-        if (needsDedicated && (!dedicatedOffered || draft.executionMode !== "dedicated")) {
+        if (needsDedicated && (!dedicatedOffered || executionMode !== "dedicated")) {
           return yield* new ResourceConflict({
             message: `Harness authentication ${auth.method} needs dedicated execution, which this Agent or Installation does not offer.`
           })
         }
-        if (auth.method === "runtime" && (installation.drivers.compute.id !== "local" || draft.executionMode !== "embedded")) {
+        if (auth.method === "runtime" && (installation.drivers.compute.id !== "local" || executionMode !== "embedded")) {
           return yield* new ResourceConflict({ message: "Harness authentication runtime needs host-embedded execution." })
         }
         if (auth.method === "credential_source" && installation.drivers.credentialGateway === undefined) {
           return yield* new ResourceConflict({ message: "Harness authentication credential_source needs a Credential Gateway." })
         }
+      })
+
+    /** The harness binding against what this Installation can run (SPEC 2.5, 4.6). */
+    const admitHarness = (namespaceId: string, draft: LaunchDraft) =>
+      Effect.gen(function* () {
+        const auth = draft.harnessAuth
+        if (auth === null) return
+        yield* admitTopology(auth, draft.executionMode)
         if (auth.method === "credential_source") return yield* admitCredentialSource(namespaceId, auth.sourceId)
         if (auth.method === "provider_service_account") {
           return yield* serviceAccounts.admit(namespaceId, auth.serviceAccountId, draft.backendId)
@@ -126,7 +136,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
         if (!modes.includes(draft.executionMode)) {
           return yield* new ResourceConflict({ message: `Execution mode ${draft.executionMode} is not offered by this Installation.` })
         }
-        yield* admitHarness(namespaceId, draft, modes.includes("dedicated"))
+        yield* admitHarness(namespaceId, draft)
         yield* admitPlugins(installation, draft.plugins)
         yield* repositories.admit(namespaceId, draft.repositories)
       })
@@ -135,7 +145,7 @@ export class AgentAdmission extends Effect.Service<AgentAdmission>()("@svc/api/A
     const admitDraft = (namespaceId: string, draft: Draft) =>
       Effect.zipRight(admitConfiguration(namespaceId, draft.configurationId), admitLaunchSettings(namespaceId, draft))
 
-    return { admitDraft, admitLaunchSettings }
+    return { admitDraft, admitLaunchSettings, admitTopology }
   }),
   dependencies: [Authorization.Default, ServiceAccountBinding.Default, CredentialSourcesRepo.Default, RepositoryAdmission.Default]
 }) {}

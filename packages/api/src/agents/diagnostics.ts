@@ -8,7 +8,7 @@ import { DependencyUnavailable, ResourceConflict } from "@svc/core/errors"
 import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { Authorization } from "../auth/authorize.js"
-import { readSavedSettings } from "@svc/core/api"
+import { toRevision } from "./deploymentViews.js"
 import { AgentLookup } from "./lookup.js"
 import { agentRef, revisionRef } from "./policy.js"
 
@@ -33,7 +33,7 @@ export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDi
       yield* authorize("agent:operate", agentRef(namespaceId, agentId))
       yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))
       const agent = yield* lookup.require(namespaceId, agentId, false)
-      yield* lookup.requireRevision(namespaceId, agentId, revisionId)
+      const revision = toRevision(yield* lookup.requireRevision(namespaceId, agentId, revisionId))
       if (agent.active_revision_id !== revisionId) {
         return yield* new ResourceConflict({ message: "Diagnostics are gathered for the Agent's active revision only." })
       }
@@ -54,10 +54,10 @@ export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDi
         }
       })
       // Model authentication, live: one bounded request through the gateway (not for `runtime`
-      // harness auth, whose credentials the service never handles, SPEC 2.5).
-      const { settings } = readSavedSettings(agent.settings)
+      // harness auth, whose credentials the service never handles, SPEC 2.5). The binding is the
+      // revision's, the one the gateway runs with, not the draft's.
       const ready = checks.some((c) => c.component === "gateway" && c.check === "ready" && c.state === "succeeded")
-      if (settings.harnessAuth?.method !== "runtime") {
+      if (revision.harness.auth?.method !== "runtime") {
         const probe = ready
           ? yield* driver.privateEndpoint(ref).pipe(Effect.flatMap((endpoint) => probeModel(endpoint)), Effect.option)
           : undefined

@@ -78,9 +78,9 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
         attemptCount: status.attemptCount,
         lastAttempt: status.lastAttempt,
         nextAttemptAt: status.nextAttemptAt,
-        error: status.status !== "failed"
-          ? null
-          : { code: status.lastAttempt?.code ?? "PROVISIONING_FAILED", message: status.lastAttempt?.message ?? "The provisioning failed." },
+        ...(status.status !== "failed"
+          ? {}
+          : { error: { code: status.lastAttempt?.code ?? "PROVISIONING_FAILED", message: status.lastAttempt?.message ?? "The provisioning failed." } }),
         url: `/namespaces/${row.namespace_id}/agents/provision/${row.id}`,
         createdAt: row.created_at,
         updatedAt: row.updated_at

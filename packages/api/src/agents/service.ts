@@ -4,7 +4,7 @@
  * Delete marks the Agent `deleting` and queues its teardown (202).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import type { CreateAgent, PageParams, UpdateAgent } from "@svc/core/api"
+import { type CreateAgent, type PageParams, readSavedSettings, type UpdateAgent } from "@svc/core/api"
 import { AuditLog } from "@svc/core/audit"
 import { AgentsRepo, WorkItemsRepo } from "@svc/core/db"
 import { AgentDeleting, ResourceConflict } from "@svc/core/errors"
@@ -118,6 +118,11 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
           repositories: requestedRepositories(body)
         }
         yield* admission.admitDraft(namespaceId, draft)
+        // A kept binding must still suit a changed execution mode (SPEC 2.5).
+        const kept = body.harnessAuth === undefined ? readSavedSettings(current.settings).settings.harnessAuth : undefined
+        if (kept !== undefined && kept !== null && draft.executionMode !== current.execution_mode) {
+          yield* admission.admitTopology(kept, draft.executionMode)
+        }
         yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, { before: current.backend_id, after: draft.backendId })
         const row = yield* repo.updateDraft({
           id: agentId,

@@ -127,15 +127,44 @@ export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeo
   yield* agents.clearStopped({ id: agentId, revision_id: active }).pipe(Effect.catchTag("SqlError", databaseFailure))
 }, Effect.provide(AgentRepos))
 
+/**
+ * SPEC 6: a failing teardown is audited, attributed to the principal that started the deletion:
+ * its first failed attempt (the retries that follow would flood the log) and any permanent
+ * failure. A repeat `DELETE` adds its own event; these records remain. Best effort: an audit
+ * that cannot be written (the database is what failed) is logged.
+ */
+const auditTeardownFailure = (
+  payload: typeof AgentWorkPayload.Type,
+  initiator: string | null,
+  failure: WorkFailure,
+  attempt: number
+) =>
+  attempt === 1 || failure.permanent === true
+    ? recordAudit({
+      kind: "agent.deletion-failed",
+      outcome: "failure",
+      actorPrincipalId: initiator,
+      namespaceId: payload.namespaceId,
+      resource: { kind: "agent", id: payload.agentId },
+      details: { code: failure.code, attempt, permanent: failure.permanent === true }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning("agent teardown failure could not be audited", { cause: String(error) })))
+    : Effect.void
+
 /** `agent.teardown`: delete the workload, then everything the Agent owns, atomically. */
-export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: typeof AgentWorkPayload.Type) {
+export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
+  const state = yield* agentState(payload.agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
+  if (state === undefined) return
+  if (state.status !== "deleting") return
+  yield* removeAgent(payload, state).pipe(
+    Effect.tapError((failure) => auditTeardownFailure(payload, state.deletion_initiator, failure, context?.attempt ?? 1))
+  )
+}, Effect.provide(AgentRepos))
+
+const removeAgent = (payload: typeof AgentWorkPayload.Type, state: AgentStateRow) => Effect.gen(function* () {
   const { agentId, namespaceId } = payload
   const sql = yield* SqlClient.SqlClient
   const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
-  const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
-  if (state === undefined) return
-  if (state.status !== "deleting") return
   yield* withAgentLock(
     agentId,
     driver.deleteGateway({ namespaceId, agentId, revisionId: state.active_revision_id ?? "none" })
@@ -154,14 +183,15 @@ export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: ty
       yield* recordAudit({
         kind: "agent.removed",
         outcome: "success",
-        actorPrincipalId: null,
+        // SPEC 6: attributable, to the principal whose DELETE this completes.
+        actorPrincipalId: state.deletion_initiator,
         namespaceId,
         resource: { kind: "agent", id: agentId },
         details: { name: row.name, servicePrincipalId: principal }
       })
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
-}, Effect.provide(AgentRepos))
+})
 
 /** The Agent reconcilers; they need the Compute and Secret Drivers and the database. */
 export const AgentReconcilersLive = Layer.mergeAll(

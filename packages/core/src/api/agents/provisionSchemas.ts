@@ -70,7 +70,8 @@ export const ProvisioningWork = Schema.Struct({
   attemptCount: Schema.Number,
   lastAttempt: Schema.NullOr(WorkAttempt),
   nextAttemptAt: Schema.NullOr(Timestamp),
-  error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  /** SPEC 2.13 `error?`: present only when the work failed. */
+  error: Schema.optionalWith(Schema.Struct({ code: Schema.String, message: Schema.String }), { exact: true }),
   /** Where to poll: this item's path under the API's base URL. */
   url: Schema.String,
   createdAt: Timestamp,

@@ -40,7 +40,9 @@ export const AgentStateRow = Schema.Struct({
   status: AgentStatusColumn,
   desired_runtime_state: DesiredRuntimeState,
   active_revision_id: Schema.NullOr(RevisionId),
-  latest_revision_id: Schema.NullOr(RevisionId)
+  latest_revision_id: Schema.NullOr(RevisionId),
+  /** Who started the deletion (the actor of teardown audits); null unless deleting. */
+  deletion_initiator: Schema.NullOr(Schema.String)
 })
 export type AgentStateRow = typeof AgentStateRow.Type
 
@@ -175,7 +177,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
         Request: AgentId,
         Result: AgentStateRow,
         execute: (id) => sql`
-          SELECT a.status, a.desired_runtime_state, a.active_revision_id,
+          SELECT a.status, a.desired_runtime_state, a.active_revision_id, a.deletion_initiator,
             (SELECT r.id FROM agent_revisions r WHERE r.agent_id = a.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS latest_revision_id
           FROM agents a WHERE a.id = ${id}
           ${lock ? sql`FOR UPDATE OF a` : sql``}

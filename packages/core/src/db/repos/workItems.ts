@@ -57,11 +57,20 @@ export class WorkItemsRepo extends Effect.Service<WorkItemsRepo>()("@svc/core/Wo
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
+    /**
+     * SPEC 3: `running` is a live claim. A claim whose lease ran out (its worker died, and no
+     * reaper has requeued it yet) is none: it reads `queued`, due since the lease lapsed.
+     */
+    const lapsed = sql.literal("state = 'running' AND lease_expires_at < now()")
+
     const latest = SqlSchema.findOne({
       Request: WorkKey,
       Result: WorkStatusRow,
       execute: ({ key, kind }) => sql`
-        SELECT state, next_attempt_at, created_at, deadline_at, last_attempt_at, last_attempt_code, last_attempt_message,
+        SELECT
+          CASE WHEN ${lapsed} THEN 'queued' ELSE state END AS state,
+          CASE WHEN ${lapsed} THEN lease_expires_at ELSE next_attempt_at END AS next_attempt_at,
+          created_at, deadline_at, last_attempt_at, last_attempt_code, last_attempt_message,
           (SELECT coalesce(sum(attempt_count), 0)::int FROM work_items WHERE kind = ${kind} AND key = ${key}) AS attempts
         FROM work_items WHERE kind = ${kind} AND key = ${key}
         ORDER BY created_at DESC LIMIT 1

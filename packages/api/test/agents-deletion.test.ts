@@ -1,0 +1,149 @@
+/**
+ * Agent deletion (SPEC 3, 6): another actor may take a deletion over only once its initiator
+ * lost `agent:delete`. A teardown that fails is audited (attributed to the principal that
+ * started the deletion), a repeat `DELETE` adds its own event, and the earlier failure audits
+ * remain. The teardown runs here as the worker runs it, against a Compute host that answers
+ * "unavailable" (`testing/drivers.ts`), then the local one, over the real database and API.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { teardownAgent } from "@svc/worker"
+import * as Compute from "@svc/core/drivers/compute"
+import { Effect, Exit, Layer } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { unavailableCompute } from "../../../testing/drivers.js"
+import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
+import { TestServer } from "../../../testing/server.js"
+import { RoleId } from "@svc/core/schema"
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
+
+/** The context the engine hands a handler for its `attempt`-th attempt. */
+const attemptContext = (key: string, attempt: number) => {
+  const now = new Date()
+  return {
+    id: "00000000-0000-4000-8000-000000000000",
+    kind: "agent.teardown",
+    key,
+    attempt,
+    scheduledAt: now,
+    claimedAt: now,
+    deadlineAt: new Date(now.getTime() + 60_000),
+    createdAt: now,
+    workerId: "teardown-audit-test"
+  }
+}
+
+describe("Agent deletion", () => {
+  it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
+    it.effect("a failed teardown is audited once per teardown, attributed; a repeat DELETE adds an event and keeps it; the removal is attributed", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-audit@example.com")
+        const ns = yield* seedNamespace("teardown-audit")
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* call("POST", "agents", { name: "bot", configurationId: configuration.id }), 201)
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`), 202).status).toBe("deleting")
+
+        const teardown = (attempt: number, compute = unavailableCompute) =>
+          teardownAgent({ namespaceId: ns, agentId: agent.id }, attemptContext(agent.id, attempt)).pipe(
+            Effect.provide(compute),
+            Effect.exit
+          )
+        const audits = sql<{ kind: string; outcome: string; actor: string | null; details: unknown }>`
+          SELECT kind, outcome, actor_principal_id AS actor, details FROM audit_events
+          WHERE resource_kind = 'agent' AND resource_id = ${agent.id} ORDER BY id
+        `
+        const failed = {
+          kind: "agent.deletion-failed",
+          outcome: "failure",
+          actor: admin.principalId,
+          details: { code: "COMPUTE_UNAVAILABLE", attempt: 1, permanent: false }
+        }
+
+        // The first failed attempt is audited; its retries are not (they would flood the log).
+        const first = yield* teardown(1)
+        expect(Exit.isFailure(first)).toBe(true)
+        yield* teardown(2)
+        const after = yield* audits
+        expect(after.map((a) => a.kind)).toEqual(["agent.created", "agent.deleted", "agent.deletion-failed"])
+        expect(after[2]).toEqual(failed)
+
+        // A repeat DELETE adds its own event; the failure audit remains.
+        expectData(yield* call("DELETE", `agents/${agent.id}`), 202)
+        expect((yield* audits).map((a) => a.kind)).toEqual(["agent.created", "agent.deleted", "agent.deletion-failed", "agent.deletion-retried"])
+        expect((yield* audits)[2]).toEqual(failed)
+        // The Agent stays deleting.
+        expect(expectData(yield* call("GET", `agents/${agent.id}`), 200).status).toBe("deleting")
+
+        // Once the host is back the teardown completes; the removal is attributed too, and every
+        // earlier record remains.
+        const dataDir = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "svc-teardown-audit-")))
+        const local = Layer.succeed(Compute.ComputeDriver, Compute.makeLocalCompute(dataDir, { confinement: { kind: "shared-user" } }))
+        expect(Exit.isSuccess(yield* teardown(1, local))).toBe(true)
+        yield* Effect.promise(() => fs.rm(dataDir, { recursive: true, force: true }))
+        const final = yield* audits
+        expect(final.map((a) => [a.kind, a.actor])).toEqual([
+          ["agent.created", admin.principalId],
+          ["agent.deleted", admin.principalId],
+          ["agent.deletion-failed", admin.principalId],
+          ["agent.deletion-retried", admin.principalId],
+          ["agent.removed", admin.principalId]
+        ])
+        expect(yield* sql`SELECT 1 FROM agents WHERE id = ${agent.id}`).toHaveLength(0)
+      }))
+
+    it.effect("SPEC 3: another actor takes a deletion over only once its initiator lost agent:delete; a repeat after failure queues a new teardown", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-takeover@example.com")
+        const ns = yield* seedNamespace("teardown-takeover")
+        const call = (method: string, path: string, headers = admin.headers, body?: unknown) =>
+          send(baseUrl, method, `/namespaces/${ns}/${path}`, headers, body)
+        const configuration = expectData(yield* call("POST", "configurations", admin.headers, { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* call("POST", "agents", admin.headers, { name: "bot", configurationId: configuration.id }), 201)
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'deleter', ARRAY['agent:read', 'agent:delete'])`
+        const deleter = (name: string) =>
+          Effect.gen(function* () {
+            const principal = yield* createServicePrincipal(name, ns)
+            yield* bindRole(principal, role, { kind: "namespace", id: ns })
+            return { principal, headers: withKey((yield* insertServiceKey(principal, { namespaceId: ns })).key) }
+          })
+        const first = yield* deleter("teardown-first")
+        const second = yield* deleter("teardown-second")
+        const initiator = sql<{ deletion_initiator: string }>`SELECT deletion_initiator FROM agents WHERE id = ${agent.id}`
+
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`, first.headers), 202).status).toBe("deleting")
+        expectError(yield* call("DELETE", `agents/${agent.id}`, second.headers), 409, "RESOURCE_CONFLICT")
+        expect(yield* initiator).toEqual([{ deletion_initiator: first.principal }])
+        // The initiator repeating it is a retry.
+        expectData(yield* call("DELETE", `agents/${agent.id}`, first.headers), 202)
+
+        yield* sql`DELETE FROM access_bindings WHERE principal_id = ${first.principal}`
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`, second.headers), 202).status).toBe("deleting")
+        expect(yield* initiator).toEqual([{ deletion_initiator: second.principal }])
+        const audits = yield* sql<{ kind: string; actor: string }>`
+          SELECT kind, actor_principal_id AS actor FROM audit_events
+          WHERE resource_kind = 'agent' AND resource_id = ${agent.id} AND outcome = 'success' ORDER BY id
+        `
+        expect(audits).toEqual([
+          { kind: "agent.created", actor: admin.principalId },
+          { kind: "agent.deleted", actor: first.principal },
+          { kind: "agent.deletion-retried", actor: first.principal },
+          { kind: "agent.deletion-retried", actor: second.principal }
+        ])
+
+        // SPEC 3: once the teardown gave up, a repeat DELETE replenishes its attempts (a new item).
+        const teardowns = sql<{ state: string }>`SELECT state FROM work_items WHERE kind = 'agent.teardown' AND key = ${agent.id} ORDER BY created_at`
+        expect(yield* teardowns).toEqual([{ state: "queued" }])
+        yield* sql`UPDATE work_items SET state = 'failed', finished_at = now() WHERE kind = 'agent.teardown' AND key = ${agent.id}`
+        expectData(yield* call("DELETE", `agents/${agent.id}`, second.headers), 202)
+        expect(yield* teardowns).toEqual([{ state: "failed" }, { state: "queued" }])
+      }))
+  })
+})
