@@ -315,7 +315,9 @@ describe("Agent provisioning with the worker", () => {
           agentId: expect.any(String)
         })
         expectError(yield* call(f, "GET", `agents/provision/wrk_00000000-0000-4000-8000-000000000000`), 404, "NOT_FOUND")
-        expectError(yield* call(f, "GET", `agents/provision/not-a-work-id`), 400, "INVALID_REQUEST")
+        // SPEC 4's {workId} shape: another id of it names nothing here (404); outside it, 400.
+        expectError(yield* call(f, "GET", `agents/provision/not-a-work-id`), 404, "NOT_FOUND")
+        expectError(yield* call(f, "GET", `agents/provision/not+a+work+id`), 400, "INVALID_REQUEST")
       }))
 
     it.effect("a name taken between admission and transport fails permanently at transport; retry resumes there", () =>

@@ -26,6 +26,8 @@ import { bodyDigest, resolveRequest } from "./provisionRequest.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 import { requestedRepositories } from "./repositoryAdmission.js"
 
+const isWorkId = Schema.is(WorkId)
+
 const notFound = () => new NotFound({ message: "The provisioning work does not exist." })
 
 /**
@@ -57,9 +59,11 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
     const namespaces = yield* NamespaceGuard
     const admission = yield* AgentAdmission
 
-    const requireUsable = (namespaceId: NamespaceId, workId: WorkId) =>
+    /** The provisioning record `workId` names, if the caller may use it; 404 for any other id (SPEC 4 path shape). */
+    const requireUsable = (namespaceId: NamespaceId, workId: string) =>
       Effect.gen(function* () {
         const caller = yield* CurrentCaller
+        if (!isWorkId(workId)) return yield* notFound()
         const row = yield* records.findLive(namespaceId, workId)
         if (Option.isNone(row) || !usableBy(row.value, caller.principalId)) return yield* notFound()
         return row.value
@@ -158,7 +162,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
       return { provisioning }
     })
 
-    const get = Effect.fn("Agents.provisioning")(function* (namespaceId: NamespaceId, workId: WorkId) {
+    const get = Effect.fn("Agents.provisioning")(function* (namespaceId: NamespaceId, workId: string) {
       yield* authorize("provisioning:read", provisioningRef(namespaceId, workId))
       return yield* toWork(yield* requireUsable(namespaceId, workId))
     })
@@ -169,12 +173,13 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
      * While the Agent does not exist yet, the retrying caller (its initiator) must still hold what
      * admission checked: both creates in the Namespace and `operate` on every Secret.
      */
-    const retry = Effect.fn("Agents.retryProvisioning")(function* (namespaceId: NamespaceId, workId: WorkId) {
+    const retry = Effect.fn("Agents.retryProvisioning")(function* (namespaceId: NamespaceId, requested: string) {
       const caller = yield* CurrentCaller
-      yield* authorize("provisioning:operate", provisioningRef(namespaceId, workId))
+      yield* authorize("provisioning:operate", provisioningRef(namespaceId, requested))
       const write = Effect.gen(function* () {
         yield* namespaces.lockForWrite(namespaceId)
-        const row = yield* requireUsable(namespaceId, workId)
+        const row = yield* requireUsable(namespaceId, requested)
+        const workId = row.id
         if ((yield* work.status(AGENT_PROVISION, workId)).status !== "failed") {
           return yield* new ResourceConflict({ message: "Only a failed provisioning can be retried." })
         }

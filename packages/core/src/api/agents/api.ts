@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody, WorkspaceWriteBody } from "../middleware.js"
-import { AgentId, detailMessage, Envelope, ListEnvelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, RequestBody, RevisionId, Timestamp, WorkId } from "../../schema/index.js"
+import { AgentId, detailMessage, Envelope, ListEnvelope, LONE_SURROGATE, Limits, NamespaceId, OneOf, PatternString, RequestBody, RevisionId, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams } from "../iam/schemas.js"
@@ -22,7 +22,12 @@ const EXTENSION = { "x-svc-extension": true }
 const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
 const AgentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId })
 const DeploymentPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId })
-const ProvisioningPath = Schema.Struct({ namespaceId: NamespaceId, workId: WorkId })
+/**
+ * SPEC 4: `{workId}` is 1-200 characters of `[A-Za-z0-9._~:@/-]`. Ours are `wrk_<uuidv4>`; another
+ * id of that shape names no provisioning here (404, not 400).
+ */
+const WorkIdParameter = PatternString(/^[A-Za-z0-9._~:@/-]{1,200}$/, 200).annotations({ identifier: "WorkIdParameter" })
+const ProvisioningPath = Schema.Struct({ namespaceId: NamespaceId, workId: WorkIdParameter })
 const RevisionPath = Schema.Struct({ namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId })
 
 // TextEncoder, not Buffer: this contract is also run by the browser console (DESIGN §16).

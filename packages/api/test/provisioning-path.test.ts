@@ -1,0 +1,48 @@
+/**
+ * SPEC 4: `{workId}` is 1-200 characters of `[A-Za-z0-9._~:@/-]`. An id of that shape that names
+ * no provisioning here (ours are `wrk_<uuidv4>`) is 404, like an unknown `wrk_` id; anything else
+ * is 400 INVALID_REQUEST at the parameter. Nothing is written either way.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { WorkId } from "@svc/core/schema"
+import { Effect } from "effect"
+import { TestServer } from "../../../testing/server.js"
+import { apiTestLayer, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+
+const counts = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* sql<{ records: string; work: string }>`
+    SELECT (SELECT count(*) FROM agent_provisioning) AS records, (SELECT count(*) FROM work_items) AS work`
+  return row
+})
+
+describe("the provisioning work id in the path (SPEC 4)", () => {
+  it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
+    it.effect("an id of SPEC's shape that is not ours is 404 for GET and retry, as an unknown wrk_ id is", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("provisioning-path@example.com")
+        const ns = yield* seedNamespace("provisioning-path")
+        const before = yield* counts
+        const ids = [WorkId.make(), "job-1", "a", "team:x@y.z~1", "x".repeat(200), "deploy%2Fnightly"]
+        for (const id of ids) {
+          expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/agents/provision/${id}`, admin.headers), 404, "NOT_FOUND")
+          expectError(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents/provision/${id}/retry`, admin.headers), 404, "NOT_FOUND")
+        }
+        expect(yield* counts).toEqual(before)
+      }))
+
+    it.effect("outside SPEC's shape: 400 INVALID_REQUEST naming the parameter", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("provisioning-path-bad@example.com")
+        const ns = yield* seedNamespace("provisioning-path-bad")
+        for (const [id, code] of [["has%20space", "INVALID_FORMAT"], ["a+b", "INVALID_FORMAT"], ["a*b", "INVALID_FORMAT"], ["x".repeat(201), "TOO_LONG"]] as const) {
+          expectError(yield* send(baseUrl, "GET", `/namespaces/${ns}/agents/provision/${id}`, admin.headers), 400, "INVALID_REQUEST", [
+            { code, path: "/workId" }
+          ])
+        }
+      }))
+  })
+})
