@@ -215,6 +215,21 @@ describe("Git through the listener", () => {
     expect((await api("/api/v3/repos/acme/widgets", expiring.bearer)).status).toBe(401)
   }, 60_000)
 
+  it("stopping the service revokes the tokens it holds (SPEC 8 shutdown cleanup); the session then works on a new token", async () => {
+    const { bearer } = await open(NS_A, "widgets", "git-read")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    const token = host.tokens[host.tokens.length - 1]!.token
+    expect(host.revoked).not.toContain(token)
+    const output = service.process.output
+    expect(await service.process.stop()).toEqual({ code: 0, signal: null })
+    expect(host.revoked).toContain(token)
+    expect(output()).toContain("shutdown cleanup: tokens revoked")
+    service = await start()
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    expect(host.tokens[host.tokens.length - 1]!.token).not.toBe(token)
+  }, 120_000)
+
   it("a restart of the credential service keeps open sessions working, and nothing secret is logged", async () => {
     const { bearer } = await open(NS_A, "widgets", "git-write")
     const config = writeGitClientMaterial(service.listenerUrl, bearer)

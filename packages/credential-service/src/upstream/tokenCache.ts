@@ -15,6 +15,8 @@ export interface TokenCache {
   ) => Effect.Effect<string, UpstreamError>
   /** Revokes what this process holds for the session: how many, and whether every revocation succeeded. */
   readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
+  /** Revokes every token this process holds, for every session (shutdown). */
+  readonly revokeAll: Effect.Effect<{ readonly revoked: number; readonly failed: number }>
 }
 
 export class SessionTokens extends Context.Tag("@svc/credential-service/SessionTokens")<SessionTokens, TokenCache>() {}
@@ -61,6 +63,12 @@ export const makeTokenCache = (
         )
       })
 
+    const revokeEach = (all: ReadonlyArray<string>) =>
+      Effect.map(Effect.forEach(all, (token) => Effect.either(client.revoke(token))), (results) => {
+        const failed = results.filter((r) => r._tag === "Left").length
+        return { revoked: results.length - failed, failed }
+      })
+
     const revokeFor = (sessionId: string) =>
       Effect.gen(function* () {
         const current = yield* SynchronizedRef.modify(tokens, (map) => {
@@ -69,11 +77,29 @@ export const makeTokenCache = (
           return [map.get(sessionId), next] as const
         })
         const old = yield* takeRetired(sessionId)
-        const all = [...old, ...(current === undefined ? [] : [current.token])]
-        const results = yield* Effect.forEach(all, (token) => Effect.either(client.revoke(token)))
-        const failed = results.filter((r) => r._tag === "Left").length
-        return { revoked: results.length - failed, failed }
+        return yield* revokeEach([...old, ...(current === undefined ? [] : [current.token])])
       })
 
-    return { tokenFor, revokeFor } satisfies TokenCache
+    const revokeAll = Effect.gen(function* () {
+      const current = yield* SynchronizedRef.getAndSet(tokens, new Map())
+      const old = yield* Ref.getAndSet(retired, new Map())
+      return yield* revokeEach([...[...old.values()].flat(), ...[...current.values()].map((t) => t.token)])
+    })
+
+    return { tokenFor, revokeFor, revokeAll } satisfies TokenCache
   })
+
+/**
+ * SPEC 8 "shutdown cleanup 60 s": when the process stops, the tokens it holds are revoked (no
+ * other process can: they are process-local), for at most 60 s; what is left then expires upstream.
+ */
+export const revokeAtShutdown = (cache: TokenCache) =>
+  cache.revokeAll.pipe(
+    Effect.timeout(`${CredentialServiceLimits.shutdownCleanupSeconds} seconds`),
+    Effect.matchEffect({
+      onSuccess: ({ revoked, failed }) =>
+        (failed === 0 ? Effect.logInfo("shutdown cleanup: tokens revoked") : Effect.logWarning("shutdown cleanup: some revocations failed"))
+          .pipe(Effect.annotateLogs({ revoked, failed })),
+      onFailure: () => Effect.logWarning(`shutdown cleanup: cut off after ${CredentialServiceLimits.shutdownCleanupSeconds} s`)
+    })
+  )
