@@ -46,6 +46,23 @@ export const makeTokenCache = (
         (old) => Effect.forEach(old, (token) => Effect.ignore(client.revoke(token)), { discard: true })
       )
 
+    /**
+     * Process-local correlations are bounded (SPEC 8: twice the session limit): a session closed
+     * or expired elsewhere is never told to this process, so to make room the least recently
+     * minted session is forgotten and its tokens revoked (a live one mints again on next use).
+     */
+    const makeRoom = (map: ReadonlyMap<string, InstallationToken>, sessionId: string) => {
+      if (map.has(sessionId) || map.size < CredentialServiceLimits.correlatedSessions) return Effect.succeed(map)
+      const [oldest, evicted] = map.entries().next().value ?? []
+      if (oldest === undefined || evicted === undefined) return Effect.succeed(map)
+      const next = new Map(map)
+      next.delete(oldest)
+      return takeRetired(oldest).pipe(
+        Effect.flatMap((old) => Effect.forEach([...old, evicted.token], (token) => Effect.ignore(client.revoke(token)), { discard: true })),
+        Effect.as(next)
+      )
+    }
+
     const tokenFor: TokenCache["tokenFor"] = (session) =>
       SynchronizedRef.modifyEffect(tokens, (map) => {
         const cached = map.get(session.id)
@@ -59,7 +76,11 @@ export const makeTokenCache = (
               ? Effect.void
               : Ref.update(retired, (r) => new Map(r).set(session.id, [...(r.get(session.id) ?? []), cached.token]))
           ),
-          Effect.map((minted) => [minted.token, new Map(map).set(session.id, minted)] as const)
+          Effect.flatMap((minted) => Effect.map(makeRoom(map, session.id), (room) => {
+            const next = new Map(room)
+            next.delete(session.id)
+            return [minted.token, next.set(session.id, minted)] as const
+          }))
         )
       })
 
