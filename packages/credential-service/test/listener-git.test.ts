@@ -148,7 +148,7 @@ describe("Git through the listener", () => {
   }, 120_000)
 
   it("the REST allowlist: one repository, allowed routes and parameters, clone tokens stripped, links rewritten", async () => {
-    const { bearer } = await open(NS_A, "widgets", "git-write")
+    const { bearer, session } = await open(NS_A, "widgets", "git-write")
     const repoRead = await api("/api/v3/repos/acme/widgets", bearer)
     expect(repoRead.status).toBe(200)
     expect(await repoRead.json()).toEqual({ id: 1001, full_name: "acme/widgets", description: "Widgets and more" })
@@ -171,7 +171,12 @@ describe("Git through the listener", () => {
       ["/api/v3/repos/acme/widgets", "DELETE"],
       ["/api/v3/repos/acme/widgets/pulls?evil=1", "GET"],
       ["/api/v3/user", "GET"],
-      ["/app/installations/777/access_tokens", "POST"]
+      ["/app/installations/777/access_tokens", "POST"],
+      // SPEC 4.8: the client listener has no admission or close endpoint (nor any control route).
+      ["/v1/sessions", "POST"],
+      [`/v1/sessions/${session.sessionId}/close`, "POST"],
+      [`/v1/sessions/${session.sessionId}`, "GET"],
+      ["/v1/capabilities", "GET"]
     ] as const) {
       const response = await api(pathname, bearer, { method })
       expect([pathname, response.status]).toEqual([pathname, 404])
