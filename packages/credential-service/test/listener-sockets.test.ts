@@ -3,9 +3,7 @@
  * sockets are held open, drops a new connection unanswered while 64 are, and serves again once
  * one of them closes. Acceptance is asynchronous, so each state is polled for.
  */
-import { Migrations } from "@svc/core/db"
 import { CredentialServiceLimits as L } from "@svc/core/schema"
-import { Effect } from "effect"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -14,7 +12,7 @@ import {
   startCredentialService,
   writeCredentialServiceFiles
 } from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { createMigratedDatabase, dropDatabase } from "../../../testing/database.js"
 import { rawExchange } from "./support/listenerClient.js"
 
 const files = writeCredentialServiceFiles(sampleRegistry())
@@ -23,8 +21,7 @@ let service: RunningCredentialService
 const held: Array<net.Socket> = []
 
 beforeAll(async () => {
-  databaseUrl = await createDatabase()
-  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
+  databaseUrl = await createMigratedDatabase()
   service = await startCredentialService(files, databaseUrl)
 }, 120_000)
 
