@@ -43,6 +43,8 @@ export interface FakeCodeHost {
   readonly holdRepositoryReads: () => () => void
   /** Answers `GET /repos/{owner}/{repo}` with this status (undefined: normally). */
   readonly failRepositoryReads: (status: number | undefined) => void
+  /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
+  readonly failRevocations: (status: number | undefined) => void
   readonly close: () => Promise<void>
 }
 
@@ -119,6 +121,7 @@ export const startFakeCodeHost = async (
   const issues = new Map<string, Array<{ number: number; title: string }>>()
   let readGate: Promise<void> = Promise.resolve()
   let readFailure: number | undefined
+  let revocationFailure: number | undefined
 
   const tokenOf = (req: http.IncomingMessage): IssuedToken | undefined => {
     const auth = req.headers.authorization ?? ""
@@ -227,6 +230,7 @@ export const startFakeCodeHost = async (
     }
 
     if (url.pathname === "/installation/token" && req.method === "DELETE") {
+      if (revocationFailure !== undefined) return json(res, revocationFailure, { message: "told to fail" })
       const token = tokenOf(req)
       if (token === undefined) return json(res, 401, { message: "Bad credentials" })
       token.revoked = true
@@ -294,6 +298,9 @@ export const startFakeCodeHost = async (
     },
     failRepositoryReads: (status) => {
       readFailure = status
+    },
+    failRevocations: (status) => {
+      revocationFailure = status
     },
     close: () =>
       new Promise<void>((resolve) => {
