@@ -68,6 +68,20 @@ describe("harnessAuth credential_source where dedicated execution is offered", (
 
         const { agent: keyed } = yield* setUpDeployableAgent(ns, (method, path, body) => call(method, path, body))
         expectError(yield* call("POST", `agents/${keyed.id}/deploy`), 409, "RESOURCE_CONFLICT")
+        // direct_token too (SPEC 4.6): admitted as a draft, refused at deployment.
+        const other = yield* world("csh-deploy-direct")
+        const direct = expectData(yield* other.call("POST", "agents", {
+          name: "direct",
+          configurationId: other.configuration.id,
+          executionMode: "dedicated",
+          harnessAuth: { method: "direct_token", source: { kind: "secret", namespaceId: other.ns, id: other.secret.id } }
+        }), 201)
+        const refused = yield* other.call("POST", `agents/${direct.id}/deploy`)
+        expectError(refused, 409, "RESOURCE_CONFLICT")
+        expect(refused.body.error.message).toBe(
+          "While a Credential Gateway is selected, deployment refuses harness authentication direct_token; bind a credential source."
+        )
+        expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT id FROM agent_revisions WHERE agent_id = ${direct.id}`)).toEqual([])
       }))
 
     // SPEC 4.6: "register a new source, rebind and redeploy Agents, then delete the old one".
