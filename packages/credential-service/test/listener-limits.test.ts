@@ -180,6 +180,17 @@ describe("API responses", () => {
     }
     await expectHealthy()
   })
+
+  it("an answer that passes 8 MiB and never ends is 502 at once, and the code host's stream is abandoned", async () => {
+    host.endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
+    try {
+      await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
+      while (host.endlessClosed() === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    } finally {
+      host.endlessRepositoryReads(false)
+    }
+    await expectHealthy()
+  })
 })
 
 describe("headers", () => {
