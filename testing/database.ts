@@ -42,6 +42,13 @@ export const superuserQuery = (sql: string, params: ReadonlyArray<unknown> = [])
 export const pgClientLayer = (url: string) =>
   pgPoolLayer({ url: Redacted.make(url), maxConnections: 10 })
 
+/** Creates a database with every migration applied and returns its URL (drop it with `dropDatabase`). */
+export const createMigratedDatabase = async (): Promise<string> => {
+  const url = await createDatabase()
+  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(url)))
+  return url
+}
+
 /** A migrated fresh database for one test file, dropped when the layer is released. */
 export const TestDatabaseUrl = Effect.acquireRelease(
   Effect.promise(createDatabase),

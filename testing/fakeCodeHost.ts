@@ -43,6 +43,14 @@ export interface FakeCodeHost {
   readonly holdRepositoryReads: () => () => void
   /** Answers `GET /repos/{owner}/{repo}` with this status (undefined: normally). */
   readonly failRepositoryReads: (status: number | undefined) => void
+  /**
+   * The next repository reads answer 200 and stream `bytes` of JSON text, then never end (false:
+   * normal answers again). `endlessClosed` counts those the client hung up on.
+   */
+  readonly endlessRepositoryReads: (bytes: number | false) => void
+  readonly endlessClosed: () => number
+  /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
+  readonly failRevocations: (status: number | undefined) => void
   readonly close: () => Promise<void>
 }
 
@@ -119,6 +127,9 @@ export const startFakeCodeHost = async (
   const issues = new Map<string, Array<{ number: number; title: string }>>()
   let readGate: Promise<void> = Promise.resolve()
   let readFailure: number | undefined
+  let revocationFailure: number | undefined
+  let endless: number | false = false
+  let endlessClosed = 0
 
   const tokenOf = (req: http.IncomingMessage): IssuedToken | undefined => {
     const auth = req.headers.authorization ?? ""
@@ -227,6 +238,7 @@ export const startFakeCodeHost = async (
     }
 
     if (url.pathname === "/installation/token" && req.method === "DELETE") {
+      if (revocationFailure !== undefined) return json(res, revocationFailure, { message: "told to fail" })
       const token = tokenOf(req)
       if (token === undefined) return json(res, 401, { message: "Bad credentials" })
       token.revoked = true
@@ -245,6 +257,12 @@ export const startFakeCodeHost = async (
       if (rest === "" && req.method === "GET") {
         await readGate
         if (readFailure !== undefined) return json(res, readFailure, { message: "Server Error" })
+        if (endless !== false) {
+          res.on("close", () => endlessClosed++)
+          res.writeHead(200, { "content-type": "application/json" })
+          for (let sent = 0; sent < endless; sent += 64 * 1024) res.write(" ".repeat(64 * 1024))
+          return
+        }
         return json(res, 200, {
           id: repository.id,
           full_name: repository.fullName,
@@ -294,6 +312,13 @@ export const startFakeCodeHost = async (
     },
     failRepositoryReads: (status) => {
       readFailure = status
+    },
+    endlessRepositoryReads: (bytes) => {
+      endless = bytes
+    },
+    endlessClosed: () => endlessClosed,
+    failRevocations: (status) => {
+      revocationFailure = status
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -68,6 +68,62 @@ describe("harnessAuth credential_source where dedicated execution is offered", (
 
         const { agent: keyed } = yield* setUpDeployableAgent(ns, (method, path, body) => call(method, path, body))
         expectError(yield* call("POST", `agents/${keyed.id}/deploy`), 409, "RESOURCE_CONFLICT")
+        // direct_token too (SPEC 4.6): admitted as a draft, refused at deployment.
+        const other = yield* world("csh-deploy-direct")
+        const direct = expectData(yield* other.call("POST", "agents", {
+          name: "direct",
+          configurationId: other.configuration.id,
+          executionMode: "dedicated",
+          harnessAuth: { method: "direct_token", source: { kind: "secret", namespaceId: other.ns, id: other.secret.id } }
+        }), 201)
+        const refused = yield* other.call("POST", `agents/${direct.id}/deploy`)
+        expectError(refused, 409, "RESOURCE_CONFLICT")
+        expect(refused.body.error.message).toBe(
+          "While a Credential Gateway is selected, deployment refuses harness authentication direct_token; bind a credential source."
+        )
+        expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT id FROM agent_revisions WHERE agent_id = ${direct.id}`)).toEqual([])
+      }))
+
+    // SPEC 4.6: "register a new source, rebind and redeploy Agents, then delete the old one".
+    it.effect("after rebind and redeploy the old source can be deleted; a queued deployment or the active revision still blocks it", () =>
+      Effect.gen(function* () {
+        const { ns, call, secret, source: old, configuration, bound } = yield* world("csh-replace")
+        const sql = yield* SqlClient.SqlClient
+        const agent = expectData(yield* call("POST", "agents", bound(old.id)), 201)
+        const replacement = expectData(yield* call("POST", "credential-sources", {
+          name: "vendor-next",
+          type: "modelvendor",
+          secrets: { api_key: { kind: "secret", namespaceId: ns, id: secret.id } }
+        }), 201)
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'source-operator', ARRAY['credential_source:operate'])`
+        for (const id of [old.id, replacement.id]) {
+          yield* bindRole(agent.servicePrincipalId, role, { kind: "credential_source", id, namespaceId: ns })
+        }
+        const activate = (revisionId: string) =>
+          Effect.zipRight(
+            sql`UPDATE work_items SET state = 'succeeded', finished_at = now() WHERE key = ${revisionId}`,
+            sql`UPDATE agents SET active_revision_id = ${revisionId} WHERE id = ${agent.id}`
+          )
+        const first = expectData(yield* call("POST", `agents/${agent.id}/deploy`), 202)
+        expectData(yield* call("PATCH", `agents/${agent.id}`, {
+          configurationId: configuration.id,
+          harnessAuth: { method: "credential_source", sourceId: replacement.id }
+        }), 200)
+        const deleteOld = () => call("DELETE", `credential-sources/${old.id}`)
+        // The draft no longer binds it; the queued deployment, then the active revision, do.
+        expect((yield* deleteOld()).body.error.message).toBe(`The credential source is bound by deployment ${first.id}; rebind it first.`)
+        yield* activate(first.id)
+        expectError(yield* deleteOld(), 409, "RESOURCE_CONFLICT")
+        const second = expectData(yield* call("POST", `agents/${agent.id}/deploy`), 202)
+        yield* activate(second.id)
+        // Only a superseded revision names it now: history does not keep a source alive.
+        const deleted = yield* deleteOld()
+        expect(deleted.status).toBe(204)
+        expect(gateway.providers.has(old.id)).toBe(false)
+        expectError(yield* call("GET", `credential-sources/${old.id}`), 404, "NOT_FOUND")
+        expectError(yield* call("DELETE", `credential-sources/${replacement.id}`), 409, "RESOURCE_CONFLICT")
+        expect(gateway.providers.has(replacement.id)).toBe(true)
       }))
   })
 })

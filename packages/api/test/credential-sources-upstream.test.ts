@@ -7,6 +7,7 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
 import { TestServer } from "../../../testing/server.js"
@@ -47,6 +48,19 @@ describe("Credential sources: every upstream answer", () => {
         expect(yield* sourceRows).toEqual([])
         expect(expectData(yield* call("GET", path), 200)).toEqual([])
         expect(gateway.providers.size).toBe(0)
+      }))
+
+    it.effect("a Secret the Secret Driver cannot reveal answers 503 before the gateway is called, and keeps nothing (SPEC 7.4)", () =>
+      Effect.gen(function* () {
+        const { path, call, body, secret } = yield* world("csu-unreadable")
+        const sql = yield* SqlClient.SqlClient
+        // Sealed under a key this process does not hold (a retired or foreign key).
+        yield* sql`UPDATE secrets SET key_id = 'retired-key' WHERE id = ${secret.id}`
+        const refused = yield* call("POST", path, body)
+        expectError(refused, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(refused.body.error.message).toBe("The Secret Driver cannot read a referenced Secret's value.")
+        expect(yield* sourceRows).toEqual([])
+        expect(gateway.calls).toEqual([])
       }))
 
     it.effect("a status read the gateway refuses, fails, answers too slowly or loses still succeeds, with a fixed reason", () =>

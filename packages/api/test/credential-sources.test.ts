@@ -165,15 +165,20 @@ describe("Credential sources", () => {
         expectError(yield* call("DELETE", `${path}/${created.id}`, undefined, reader.headers), 403, "FORBIDDEN")
         expect((yield* call("DELETE", `${path}/${created.id}`)).status).toBe(204)
 
-        const provisioning = yield* seedNamespace("cs-authz-provisioning").pipe(Effect.tap((id) =>
-          Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE namespaces SET status = 'provisioning' WHERE id = ${id}`)))
-        const secret = expectData(yield* call("POST", `/namespaces/${provisioning}/secrets`, { name: "k", value: SECRET_VALUE }), 201)
-        expectError(
-          yield* call("POST", `/namespaces/${provisioning}/credential-sources`, body({ secrets: { api_key: { kind: "secret", namespaceId: provisioning, id: secret.id } } })),
-          409,
-          "NAMESPACE_NOT_READY"
-        )
+        // SPEC 4.6 "Namespace must be ready", 7.4 409 NAMESPACE_NOT_READY: every other status.
+        gateway.calls.length = 0
+        for (const status of ["provisioning", "failed", "deleting"]) {
+          const other = yield* seedNamespace(`cs-authz-${status}`)
+          const secret = expectData(yield* call("POST", `/namespaces/${other}/secrets`, { name: "k", value: SECRET_VALUE }), 201)
+          yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE namespaces SET status = ${status} WHERE id = ${other}`)
+          expectError(
+            yield* call("POST", `/namespaces/${other}/credential-sources`, body({ secrets: { api_key: { kind: "secret", namespaceId: other, id: secret.id } } })),
+            409,
+            "NAMESPACE_NOT_READY"
+          )
+        }
         expect(yield* sourceRows).toEqual([])
+        expect(gateway.calls).toEqual([])
       }))
 
     it.effect("a gateway refusal removes the source (503); no answer leaves it deleting for the sweep, which removes the late copy", () =>

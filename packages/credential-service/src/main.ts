@@ -19,7 +19,7 @@ import { listenerLayer } from "./listener/server.js"
 import { loadAppKey } from "./upstream/appKey.js"
 import { makeCodeHostClient } from "./upstream/codeHost.js"
 import { makeRepositoryMetadata, RepositoryMetadata } from "./upstream/repositoryMetadata.js"
-import { makeTokenCache, SessionTokens } from "./upstream/tokenCache.js"
+import { makeTokenCache, revokeAtShutdown, SessionTokens } from "./upstream/tokenCache.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -38,9 +38,12 @@ const CredentialServiceProcess = Layer.unwrapEffect(
         )
       )
     )
-    const tokens = Layer.effect(
+    // Released after the listener and the control interface have closed: nothing mints any more.
+    const tokens = Layer.scoped(
       SessionTokens,
-      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken))
+      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken)).pipe(
+        Effect.tap((cache) => Effect.addFinalizer(() => revokeAtShutdown(cache)))
+      )
     )
     const listener = listenerLayer({
       host: options.listenHost,

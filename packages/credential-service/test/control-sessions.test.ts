@@ -188,10 +188,16 @@ describe("control interface over the Unix socket", () => {
     })
     expect(text.status).toBe(415)
     expect(text.body.error.code).toBe("UNSUPPORTED_MEDIA_TYPE")
-    const big = await socketRequest(files.socketPath, "POST", "/v1/sessions", {
-      headers: { "content-type": "application/json", "x-admission-id": admissionId() },
-      body: JSON.stringify({ durationSeconds: 600, grant: grantA, pad: "x".repeat(16 * 1024) })
-    })
+    // SPEC 4.8: control bodies at most 16 KiB: exactly 16384 bytes are read (and refused for `pad`), one more is 413.
+    const padded = (bytes: number) => {
+      const empty = JSON.stringify({ durationSeconds: 600, grant: grantA, pad: "" })
+      return JSON.stringify({ durationSeconds: 600, grant: grantA, pad: "x".repeat(bytes - empty.length) })
+    }
+    const post = (body: string) =>
+      socketRequest(files.socketPath, "POST", "/v1/sessions", { headers: { "content-type": "application/json", "x-admission-id": admissionId() }, body })
+    const limit = await post(padded(16 * 1024))
+    expect([limit.status, limit.body.error.details]).toEqual([400, [{ code: "UNKNOWN_FIELD", path: "/pad" }]])
+    const big = await post(padded(16 * 1024 + 1))
     expect(big.status).toBe(413)
     expect(big.body.error.code).toBe("PAYLOAD_TOO_LARGE")
   })

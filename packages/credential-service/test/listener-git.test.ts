@@ -2,7 +2,7 @@
  * The client listener of a real credential service, driven by the real `git` CLI and HTTP
  * against a loopback code host that serves real repositories through `git http-backend`.
  */
-import { Migrations } from "@svc/core/db"
+import { Migrations, RepositorySessionsRepo } from "@svc/core/db"
 import { profilePermissions } from "@svc/core/drivers/repo"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -148,7 +148,7 @@ describe("Git through the listener", () => {
   }, 120_000)
 
   it("the REST allowlist: one repository, allowed routes and parameters, clone tokens stripped, links rewritten", async () => {
-    const { bearer } = await open(NS_A, "widgets", "git-write")
+    const { bearer, session } = await open(NS_A, "widgets", "git-write")
     const repoRead = await api("/api/v3/repos/acme/widgets", bearer)
     expect(repoRead.status).toBe(200)
     expect(await repoRead.json()).toEqual({ id: 1001, full_name: "acme/widgets", description: "Widgets and more" })
@@ -171,7 +171,12 @@ describe("Git through the listener", () => {
       ["/api/v3/repos/acme/widgets", "DELETE"],
       ["/api/v3/repos/acme/widgets/pulls?evil=1", "GET"],
       ["/api/v3/user", "GET"],
-      ["/app/installations/777/access_tokens", "POST"]
+      ["/app/installations/777/access_tokens", "POST"],
+      // SPEC 4.8: the client listener has no admission or close endpoint (nor any control route).
+      ["/v1/sessions", "POST"],
+      [`/v1/sessions/${session.sessionId}/close`, "POST"],
+      [`/v1/sessions/${session.sessionId}`, "GET"],
+      ["/v1/capabilities", "GET"]
     ] as const) {
       const response = await api(pathname, bearer, { method })
       expect([pathname, response.status]).toEqual([pathname, 404])
@@ -214,6 +219,52 @@ describe("Git through the listener", () => {
     ])
     expect((await api("/api/v3/repos/acme/widgets", expiring.bearer)).status).toBe(401)
   }, 60_000)
+
+  // SPEC 3: "CLOSED does not imply confirmed revocation"; DISPOSED needs resolved token obligations.
+  it("a close whose revocation the code host refuses is CLOSED with cleanup pending, and cannot be disposed until the token expired", async () => {
+    const { bearer, session } = await open(NS_A, "widgets", "git-read")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    const token = host.tokens[host.tokens.length - 1]!.token
+    host.failRevocations(500)
+    try {
+      const closed = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+      expect([closed.status, closed.body.data.state, closed.body.data.cleanup]).toEqual([200, "CLOSED", { tokens: "pending" }])
+    } finally {
+      host.failRevocations(undefined)
+    }
+    expect(host.revoked).not.toContain(token)
+    expect((await api("/api/v3/repos/acme/widgets", bearer)).status).toBe(401)
+    const dispose = () => Effect.runPromise(
+      Effect.flatMap(RepositorySessionsRepo, (repo) => repo.dispose(session.sessionId)).pipe(
+        Effect.provide(RepositorySessionsRepo.Default),
+        Effect.provide(pgClientLayer(databaseUrl))
+      )
+    )
+    await dispose()
+    expect((await socketRequest(files.socketPath, "GET", `/v1/sessions/${session.sessionId}`)).body.data.state).toBe("CLOSED")
+    // The token can no longer be live: a repeated close settles it, and then it can be disposed.
+    await queryDatabase(databaseUrl, `UPDATE repository_sessions SET token_expires_at = now() - interval '1 second' WHERE id = $1`, [session.sessionId])
+    const again = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+    expect(again.body.data.cleanup).toEqual({ tokens: "settled" })
+    await dispose()
+    expect((await socketRequest(files.socketPath, "GET", `/v1/sessions/${session.sessionId}`)).body.data.state).toBe("DISPOSED")
+  }, 60_000)
+
+  it("stopping the service revokes the tokens it holds (SPEC 8 shutdown cleanup); the session then works on a new token", async () => {
+    const { bearer } = await open(NS_A, "widgets", "git-read")
+    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    const token = host.tokens[host.tokens.length - 1]!.token
+    expect(host.revoked).not.toContain(token)
+    const output = service.process.output
+    expect(await service.process.stop()).toEqual({ code: 0, signal: null })
+    expect(host.revoked).toContain(token)
+    expect(output()).toContain("shutdown cleanup: tokens revoked")
+    service = await start()
+    expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
+    expect(host.tokens[host.tokens.length - 1]!.token).not.toBe(token)
+  }, 120_000)
 
   it("a restart of the credential service keeps open sessions working, and nothing secret is logged", async () => {
     const { bearer } = await open(NS_A, "widgets", "git-write")

@@ -23,6 +23,8 @@ import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeH
 import { rawExchange, streamedRequest } from "./support/listenerClient.js"
 
 const registry = sampleRegistry()
+/** Mutable, so one test can make the code host's answer large. */
+const widgets = { id: 1001, fullName: "acme/widgets", description: "Widgets and more" }
 let host: FakeCodeHost
 let files: ReturnType<typeof writeCredentialServiceFiles>
 let databaseUrl = ""
@@ -39,7 +41,7 @@ const open = async () => {
 }
 
 beforeAll(async () => {
-  host = await startFakeCodeHost([{ id: 1001, fullName: "acme/widgets", description: "Widgets and more" }])
+  host = await startFakeCodeHost([widgets])
   files = writeCredentialServiceFiles(registry, host.privateKeyPem)
   databaseUrl = await createDatabase()
   await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
@@ -161,6 +163,32 @@ describe("request bodies", () => {
       bodyBytes: L.gitFetchInputBytes + 64 * 1024
     })
     expect([past.status, past.text]).toEqual([403, "push refused: malformed ref update\n"])
+    await expectHealthy()
+  })
+})
+
+describe("API responses", () => {
+  it("over 8 MiB from the code host is 502 as JSON; just under is served; the listener then serves the API", async () => {
+    try {
+      widgets.description = "d".repeat(L.apiResponseBytes)
+      await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
+      widgets.description = "d".repeat(L.apiResponseBytes - 1024)
+      const served = await get(REPO, bearer)
+      expect([served.status, ((await served.json()) as { description: string }).description.length]).toEqual([200, L.apiResponseBytes - 1024])
+    } finally {
+      widgets.description = "Widgets and more"
+    }
+    await expectHealthy()
+  })
+
+  it("an answer that passes 8 MiB and never ends is 502 at once, and the code host's stream is abandoned", async () => {
+    host.endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
+    try {
+      await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
+      while (host.endlessClosed() === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    } finally {
+      host.endlessRepositoryReads(false)
+    }
     await expectHealthy()
   })
 })

@@ -3,6 +3,7 @@
  * for one session are the current one and the one it replaced; anything older is revoked upstream
  * before another is minted, and close revokes the two left. Against the loopback code host, with
  * tokens that are due for replacement at once (a lifetime inside the 60 s credential margin).
+ * Process-local correlations are bounded to twice the session limit (SPEC 8).
  */
 import { Effect } from "effect"
 import { createPrivateKey } from "node:crypto"
@@ -19,15 +20,17 @@ beforeAll(async () => {
 })
 afterAll(() => host?.close())
 
+const client = () =>
+  makeCodeHostClient(
+    sampleRegistry({ appId: host.appId, installationId: host.installationId }),
+    createPrivateKey(host.privateKeyPem),
+    new Map([[API_ORIGIN, host.url], [GIT_ORIGIN, host.url]])
+  )
+
 describe("credential slots per session", () => {
   it("holds at most two tokens per session: each replacement revokes the one before the replaced; close revokes both", async () => {
-    const client = makeCodeHostClient(
-      sampleRegistry({ appId: host.appId, installationId: host.installationId }),
-      createPrivateKey(host.privateKeyPem),
-      new Map([[API_ORIGIN, host.url], [GIT_ORIGIN, host.url]])
-    )
     const minted: Array<string> = []
-    const cache = await Effect.runPromise(makeTokenCache(client, (sessionId) => Effect.sync(() => void minted.push(sessionId))))
+    const cache = await Effect.runPromise(makeTokenCache(client(), (sessionId) => Effect.sync(() => void minted.push(sessionId))))
     const session = { id: "rs_slots", repositoryId: "1001", profile: "git-read" as const }
     const other = { id: "rs_other", repositoryId: "1001", profile: "git-write" as const }
 
@@ -46,5 +49,24 @@ describe("credential slots per session", () => {
     expect([...host.revoked].sort()).toEqual([...used].sort())
     // The other session's token was never touched.
     expect(live([host.tokens[4]!.token])).toEqual([host.tokens[4]!.token])
+  })
+
+  it("correlates at most 32 sessions (twice the session limit): the least recently minted one's tokens are revoked to make room", async () => {
+    const cache = await Effect.runPromise(makeTokenCache(client(), () => Effect.void))
+    const tokenFor = (i: number) => Effect.runPromise(cache.tokenFor({ id: `rs_bound_${i}`, repositoryId: "1001", profile: "git-read" }))
+    const revokedBefore = host.revoked.length
+    const first = await tokenFor(0)
+    const tokens = [first]
+    for (let i = 1; i < 32; i++) tokens.push(await tokenFor(i))
+    expect(host.revoked.length).toBe(revokedBefore)
+    // Session 0 mints again (its token is inside the margin): it becomes the most recent; 1 is now the oldest.
+    const again = await tokenFor(0)
+    expect(host.revoked.slice(revokedBefore)).toEqual([])
+    await tokenFor(32)
+    expect(host.revoked.slice(revokedBefore)).toEqual([tokens[1]])
+    // What is left for the evicted session is nothing: closing it revokes nothing more.
+    expect(await Effect.runPromise(cache.revokeFor("rs_bound_1"))).toEqual({ revoked: 0, failed: 0 })
+    expect(await Effect.runPromise(cache.revokeFor("rs_bound_0"))).toEqual({ revoked: 2, failed: 0 })
+    expect(host.revoked.slice(revokedBefore)).toEqual([tokens[1], first, again])
   })
 })

@@ -6,19 +6,19 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { NamespaceId, RequestId, WorkId } from "@svc/core/schema"
+import { CredentialSourceId, NamespaceId, RequestId, ServiceAccountId, WorkId } from "@svc/core/schema"
 import type { AgentProvisionRequest } from "@svc/core/tenancy"
 import { Effect, Exit } from "effect"
 import { provisionAgent, provisionStep, WorkFailure } from "../src/index.js"
 import { TestDatabase } from "./harness.js"
 
-const request = (name: string): AgentProvisionRequest => ({
+const request = (name: string, harnessAuth: object = { method: "runtime" }): AgentProvisionRequest => ({
   configuration: { values: { agents: {} }, secretBindings: {} },
   agent: {
     name,
     executionMode: "embedded",
     backendId: null,
-    settings: { harnessAuth: { method: "runtime" } },
+    settings: { harnessAuth },
     workspaceDefaultsId: null,
     initialWorkspaceFiles: { "USER.md": "hi" },
     harnessSecretId: null
@@ -26,7 +26,7 @@ const request = (name: string): AgentProvisionRequest => ({
 })
 
 /** A Namespace and an admitted record in it, as the API leaves them. */
-const admitted = (name: string) =>
+const admitted = (name: string, harnessAuth?: object) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const namespaceId = NamespaceId.make()
@@ -34,7 +34,7 @@ const admitted = (name: string) =>
     yield* sql`INSERT INTO namespaces (id, name, status) VALUES (${namespaceId}, ${`ns-${workId}`}, 'ready')`
     yield* sql`
       INSERT INTO agent_provisioning (id, namespace_id, request_id, body_digest, initiator_principal_id, request)
-      VALUES (${workId}, ${namespaceId}, ${RequestId.make()}, ${"a".repeat(64)}, 'prn_initiator', ${JSON.stringify(request(name))}::jsonb)
+      VALUES (${workId}, ${namespaceId}, ${RequestId.make()}, ${"a".repeat(64)}, 'prn_initiator', ${JSON.stringify(request(name, harnessAuth))}::jsonb)
     `
     return { namespaceId, workId }
   })
@@ -122,5 +122,40 @@ layer(TestDatabase, { timeout: 60_000 })("agent.provision", (it) => {
         permanent: true
       })
       expect(yield* state(closed.namespaceId, closed.workId)).toMatchObject({ phase: "configuration", configurations: 0 })
+    }))
+
+  // SPEC 3 "a registering or deleting source cannot be bound", 4.5/4.6 DELETE refused while referenced:
+  // the bound credential is locked when the Agent is written, so it cannot have gone in between.
+  it.effect("a credential source or service account that went or is going since admission fails transport permanently", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const sourceId = CredentialSourceId.make()
+      const accountId = ServiceAccountId.make()
+      const source = { method: "credential_source", sourceId }
+      const account = { method: "provider_service_account", serviceAccountId: accountId }
+      const cases = [
+        [source, "NOT_FOUND", "The credential source the request binds no longer exists in the Namespace."],
+        [account, "NOT_FOUND", "The service account the request binds no longer exists in the Namespace."],
+        [source, "RESOURCE_CONFLICT", "The credential source the request binds is deleting."],
+        [account, "RESOURCE_CONFLICT", "The service account the request binds is deleting."]
+      ] as const
+      for (const [harnessAuth, code, message] of cases) {
+        const record = yield* admitted(`Bound-${code}`, harnessAuth)
+        if (code === "RESOURCE_CONFLICT") {
+          yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${sourceId}, ${record.namespaceId}, 's', 'modelvendor', 'deleting')`
+            .pipe(Effect.when(() => harnessAuth === source))
+          yield* sql`INSERT INTO service_accounts (id, namespace_id, name, backend_id, upstream_name, state) VALUES (${accountId}, ${record.namespaceId}, 'a', 'accounts-main', ${`a-${accountId}`}, 'deleting')`
+            .pipe(Effect.when(() => harnessAuth === account))
+        }
+        expect(yield* failureOf(provisionAgent(record))).toEqual({ code, message, permanent: true })
+        expect(yield* state(record.namespaceId, record.workId)).toMatchObject({ phase: "transport", agent_id: null, agents: 0 })
+        yield* sql`DELETE FROM credential_sources WHERE namespace_id = ${record.namespaceId}`
+        yield* sql`DELETE FROM service_accounts WHERE namespace_id = ${record.namespaceId}`
+      }
+
+      const ready = yield* admitted("Bound-ready", source)
+      yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${sourceId}, ${ready.namespaceId}, 's', 'modelvendor', 'ready')`
+      yield* provisionAgent(ready)
+      expect(yield* state(ready.namespaceId, ready.workId)).toMatchObject({ done: true, agents: 1 })
     }))
 })

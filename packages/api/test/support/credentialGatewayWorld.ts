@@ -90,5 +90,5 @@ export const harnessWorld = (name: string) =>
       executionMode: "dedicated",
       harnessAuth: { method: "credential_source", sourceId }
     })
-    return { admin, ns, call, source, configuration, bound }
+    return { admin, ns, call, secret, source, configuration, bound }
   })

@@ -73,5 +73,7 @@ export const CredentialServiceLimits = {
   shutdownCleanupSeconds: 60,
   providerClockSkewSeconds: 60,
   terminalCleanupRetentionSeconds: 3600,
-  unseenAdmissionIdMaxAgeSeconds: 60
+  unseenAdmissionIdMaxAgeSeconds: 60,
+  /** Process-local correlations (sessions whose tokens a process remembers): twice `sessions`. */
+  correlatedSessions: 32
 } as const

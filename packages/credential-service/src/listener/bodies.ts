@@ -21,6 +21,27 @@ export const readLimited = (req: http.IncomingMessage, max: number): Promise<Buf
     req.on("error", reject)
   })
 
+/** The upstream answer's whole body, or undefined past `max` bytes (the rest is not read). */
+export const responseLimited = async (response: Response, max: number): Promise<Buffer | undefined> => {
+  if (response.body === null) return Buffer.alloc(0)
+  if (Number(response.headers.get("content-length") ?? "0") > max) {
+    await response.body.cancel()
+    return undefined
+  }
+  const reader = response.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    size += next.value.byteLength
+    if (size > max) {
+      await reader.cancel()
+      return undefined
+    }
+    chunks.push(next.value)
+  }
+  return Buffer.concat(chunks)
+}
+
 /** The body as Git sent it may be gzip-compressed; undefined when it does not inflate within `max`. */
 export const inflated = (body: Buffer, encoding: string | undefined, max: number): Buffer | undefined => {
   if (encoding !== "gzip") return body

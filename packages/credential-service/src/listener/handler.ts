@@ -9,7 +9,7 @@ import type * as http from "node:http"
 import { Readable } from "node:stream"
 import { digestOf } from "../sessions/bearer.js"
 import { UpstreamError } from "../upstream/codeHost.js"
-import { inflated, readLimited, refuse, type Surface } from "./bodies.js"
+import { inflated, readLimited, refuse, responseLimited, type Surface } from "./bodies.js"
 import { presentedBearer } from "./credentials.js"
 import { type ExchangeSlots } from "./exchanges.js"
 import { pushCommands, refAllowed } from "./pushCommands.js"
@@ -130,8 +130,9 @@ const proxyApi = async (
     redirect: "error",
     signal
   })
-  const raw = Buffer.from(await upstream.arrayBuffer())
-  if (raw.length > L.apiResponseBytes) return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
+  // Read up to the limit only: a larger (or endless) answer is abandoned, never buffered whole.
+  const raw = await responseLimited(upstream, L.apiResponseBytes)
+  if (raw === undefined) return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
   let text = raw.toString("utf8")
   if ((upstream.headers.get("content-type") ?? "").includes("json") && text.length > 0) {
     try {

@@ -15,6 +15,8 @@ export interface TokenCache {
   ) => Effect.Effect<string, UpstreamError>
   /** Revokes what this process holds for the session: how many, and whether every revocation succeeded. */
   readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
+  /** Revokes every token this process holds, for every session (shutdown). */
+  readonly revokeAll: Effect.Effect<{ readonly revoked: number; readonly failed: number }>
 }
 
 export class SessionTokens extends Context.Tag("@svc/credential-service/SessionTokens")<SessionTokens, TokenCache>() {}
@@ -44,6 +46,23 @@ export const makeTokenCache = (
         (old) => Effect.forEach(old, (token) => Effect.ignore(client.revoke(token)), { discard: true })
       )
 
+    /**
+     * Process-local correlations are bounded (SPEC 8: twice the session limit): a session closed
+     * or expired elsewhere is never told to this process, so to make room the least recently
+     * minted session is forgotten and its tokens revoked (a live one mints again on next use).
+     */
+    const makeRoom = (map: ReadonlyMap<string, InstallationToken>, sessionId: string) => {
+      if (map.has(sessionId) || map.size < CredentialServiceLimits.correlatedSessions) return Effect.succeed(map)
+      const [oldest, evicted] = map.entries().next().value ?? []
+      if (oldest === undefined || evicted === undefined) return Effect.succeed(map)
+      const next = new Map(map)
+      next.delete(oldest)
+      return takeRetired(oldest).pipe(
+        Effect.flatMap((old) => Effect.forEach([...old, evicted.token], (token) => Effect.ignore(client.revoke(token)), { discard: true })),
+        Effect.as(next)
+      )
+    }
+
     const tokenFor: TokenCache["tokenFor"] = (session) =>
       SynchronizedRef.modifyEffect(tokens, (map) => {
         const cached = map.get(session.id)
@@ -57,8 +76,18 @@ export const makeTokenCache = (
               ? Effect.void
               : Ref.update(retired, (r) => new Map(r).set(session.id, [...(r.get(session.id) ?? []), cached.token]))
           ),
-          Effect.map((minted) => [minted.token, new Map(map).set(session.id, minted)] as const)
+          Effect.flatMap((minted) => Effect.map(makeRoom(map, session.id), (room) => {
+            const next = new Map(room)
+            next.delete(session.id)
+            return [minted.token, next.set(session.id, minted)] as const
+          }))
         )
+      })
+
+    const revokeEach = (all: ReadonlyArray<string>) =>
+      Effect.map(Effect.forEach(all, (token) => Effect.either(client.revoke(token))), (results) => {
+        const failed = results.filter((r) => r._tag === "Left").length
+        return { revoked: results.length - failed, failed }
       })
 
     const revokeFor = (sessionId: string) =>
@@ -69,11 +98,29 @@ export const makeTokenCache = (
           return [map.get(sessionId), next] as const
         })
         const old = yield* takeRetired(sessionId)
-        const all = [...old, ...(current === undefined ? [] : [current.token])]
-        const results = yield* Effect.forEach(all, (token) => Effect.either(client.revoke(token)))
-        const failed = results.filter((r) => r._tag === "Left").length
-        return { revoked: results.length - failed, failed }
+        return yield* revokeEach([...old, ...(current === undefined ? [] : [current.token])])
       })
 
-    return { tokenFor, revokeFor } satisfies TokenCache
+    const revokeAll = Effect.gen(function* () {
+      const current = yield* SynchronizedRef.getAndSet(tokens, new Map())
+      const old = yield* Ref.getAndSet(retired, new Map())
+      return yield* revokeEach([...[...old.values()].flat(), ...[...current.values()].map((t) => t.token)])
+    })
+
+    return { tokenFor, revokeFor, revokeAll } satisfies TokenCache
   })
+
+/**
+ * SPEC 8 "shutdown cleanup 60 s": when the process stops, the tokens it holds are revoked (no
+ * other process can: they are process-local), for at most 60 s; what is left then expires upstream.
+ */
+export const revokeAtShutdown = (cache: TokenCache) =>
+  cache.revokeAll.pipe(
+    Effect.timeout(`${CredentialServiceLimits.shutdownCleanupSeconds} seconds`),
+    Effect.matchEffect({
+      onSuccess: ({ revoked, failed }) =>
+        (failed === 0 ? Effect.logInfo("shutdown cleanup: tokens revoked") : Effect.logWarning("shutdown cleanup: some revocations failed"))
+          .pipe(Effect.annotateLogs({ revoked, failed })),
+      onFailure: () => Effect.logWarning(`shutdown cleanup: cut off after ${CredentialServiceLimits.shutdownCleanupSeconds} s`)
+    })
+  )

@@ -20,6 +20,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
+import { lockBoundCredential } from "./provisionReferences.js"
 import { databaseFailure } from "./revisionGateway.js"
 
 export const ProvisionWorkCodes = {
@@ -81,6 +82,7 @@ export const provisionStep = (workId: WorkId): Effect.Effect<"continue" | "done"
       if (row.agent_id === null) {
         const request = yield* storedRequest(row)
         if (yield* agents.nameTaken({ namespace_id: namespaceId, name: request.agent.name })) return yield* nameTaken()
+        yield* lockBoundCredential(namespaceId, request.agent.settings)
         const agentId = AgentId.make()
         yield* insertAgent(
           {

@@ -8,6 +8,7 @@ import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { CredentialSourceId, NamespaceId, SecretId } from "../../schema/ids.js"
+import { harnessReferrer } from "./harnessReferrer.js"
 
 export const CredentialSourceState = Schema.Literal("registering", "ready", "deleting")
 export type CredentialSourceState = typeof CredentialSourceState.Type
@@ -103,21 +104,8 @@ export class CredentialSourcesRepo extends Effect.Service<CredentialSourcesRepo>
       execute: (r) => sql`DELETE FROM credential_sources WHERE id = ${r.id} AND state = ${r.state} RETURNING id`
     })
 
-    /** What still binds the source, or undefined: Agent drafts and revisions naming it. */
-    const referrer = SqlSchema.findOne({
-      Request: Key,
-      Result: Schema.Struct({ referrer: Schema.String }),
-      execute: (key) => sql`
-        SELECT 'Agent ' || a.id AS referrer FROM agents a
-          WHERE a.namespace_id = ${key.namespace_id} AND a.settings -> 'harnessAuth' ->> 'method' = 'credential_source'
-            AND a.settings -> 'harnessAuth' ->> 'sourceId' = ${key.id}
-        UNION ALL
-        SELECT 'revision ' || v.id FROM agent_revisions v
-          WHERE v.namespace_id = ${key.namespace_id} AND v.snapshot -> 'harness' -> 'auth' ->> 'method' = 'credential_source'
-            AND v.snapshot -> 'harness' -> 'auth' ->> 'sourceId' = ${key.id}
-        LIMIT 1
-      `
-    })
+    /** What still binds the source, or undefined (SPEC 4.6; as for service accounts). */
+    const referrer = harnessReferrer(sql, "sourceId")
 
     const page = (req: typeof Page.Type, visible: Statement.Fragment): PageQuery<typeof CredentialSourceRow.Type> =>
       pageQuery(CredentialSourceRow, sql`
@@ -154,8 +142,7 @@ export class CredentialSourcesRepo extends Effect.Service<CredentialSourcesRepo>
       transition: (t: typeof Transition.Type) => transition(t).pipe(Effect.map(Option.isSome), Effect.orDie),
       removeUnsettled: (r: { readonly id: CredentialSourceId; readonly state: CredentialSourceState }) =>
         removeUnsettled(r).pipe(Effect.map(Option.isSome), Effect.orDie),
-      referrer: (key: typeof Key.Type) =>
-        referrer(key).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, (r) => r.referrer))), Effect.orDie),
+      referrer,
       page,
       unsettled
     }

@@ -8,7 +8,7 @@ import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId, ServiceAccountId } from "../../schema/ids.js"
-import { AGENT_DEPLOY } from "../../tenancy/agents.js"
+import { harnessReferrer } from "./harnessReferrer.js"
 import { SealedColumns } from "./secrets.js"
 
 export const ServiceAccountRow = Schema.Struct({
@@ -161,27 +161,8 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
 
     const remove = SqlSchema.void({ Request: ServiceAccountId, execute: (id) => sql`DELETE FROM service_accounts WHERE id = ${id}` })
 
-    /**
-     * What still uses the account, or undefined: an Agent draft, an Agent's active revision, or
-     * a revision whose deployment is queued or claimed (SPEC 4.5).
-     */
-    const referrer = (key: typeof Key.Type) =>
-      SqlSchema.findOne({
-        Request: Key,
-        Result: Schema.Struct({ referrer: Schema.String }),
-        execute: (k) => sql`
-          SELECT 'Agent ' || a.id AS referrer FROM agents a
-            WHERE a.namespace_id = ${k.namespace_id} AND a.settings -> 'harnessAuth' ->> 'serviceAccountId' = ${k.id}
-          UNION ALL
-          SELECT 'revision ' || v.id FROM agents a JOIN agent_revisions v ON v.id = a.active_revision_id
-            WHERE a.namespace_id = ${k.namespace_id} AND v.snapshot -> 'harness' -> 'auth' ->> 'serviceAccountId' = ${k.id}
-          UNION ALL
-          SELECT 'deployment ' || v.id FROM agent_revisions v
-            JOIN work_items w ON w.kind = ${AGENT_DEPLOY} AND w.key = v.id AND w.state IN ('queued', 'running')
-            WHERE v.namespace_id = ${k.namespace_id} AND v.snapshot -> 'harness' -> 'auth' ->> 'serviceAccountId' = ${k.id}
-          LIMIT 1
-        `
-      })(key).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, (r) => r.referrer))), Effect.orDie)
+    /** What still uses the account, or undefined (SPEC 4.5). */
+    const referrer = harnessReferrer(sql, "serviceAccountId")
 
     /** The Secret a native reference names, locked FOR KEY SHARE for the caller's transaction. */
     const secretByName = SqlSchema.findOne({
