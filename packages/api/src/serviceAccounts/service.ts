@@ -128,7 +128,14 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    return { create, list, get, setCredential }
+    /**
+     * SPEC 4: `{serviceAccountId}` is `sa_<id>`. Ours are `sa_<uuidv4>`, so any other id of that
+     * shape names no account: the operation's own authorization, then 404.
+     */
+    const unknown = (namespaceId: NamespaceId, serviceAccountId: string, action: "read" | "update" | "delete") =>
+      Effect.zipRight(authorize(`service_account:${action}`, serviceAccountRef(namespaceId, serviceAccountId)), Effect.fail(accountNotFound()))
+
+    return { create, list, get, setCredential, unknown }
   }),
   dependencies: [ServiceAccountsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
 }) {}

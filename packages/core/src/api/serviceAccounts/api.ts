@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { ErrorWire } from "../../errors/index.js"
-import { Envelope, ListEnvelope, NamespaceId, ServiceAccountId } from "../../schema/index.js"
+import { Envelope, ListEnvelope, NamespaceId, PatternString } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication, JsonBody } from "../middleware.js"
 import { idempotent } from "../idempotency.js"
@@ -12,7 +12,12 @@ import { PageParams } from "../iam/schemas.js"
 import { CreateServiceAccount, IssueCredential, ServiceAccount, SetNativeCredential } from "./schemas.js"
 
 const InNamespace = Schema.Struct({ namespaceId: NamespaceId })
-const AccountPath = Schema.Struct({ namespaceId: NamespaceId, serviceAccountId: ServiceAccountId })
+/**
+ * SPEC 4: `{serviceAccountId}` is `sa_<id>` (2.1 gives service accounts no UUID rule). Ours are
+ * `sa_<uuidv4>`; another id of the shape names no account (404, not 400).
+ */
+const ServiceAccountIdParameter = PatternString(/^sa_[A-Za-z0-9._~-]{1,197}$/, 200).annotations({ identifier: "ServiceAccountIdParameter" })
+const AccountPath = Schema.Struct({ namespaceId: NamespaceId, serviceAccountId: ServiceAccountIdParameter })
 
 export const ServiceAccountList = Schema.Array(ServiceAccount)
 
