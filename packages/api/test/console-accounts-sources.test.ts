@@ -5,7 +5,8 @@
  * navigation, creates a native service account, sees issuance refused with the service's own
  * 503, sets an api_key reference and deletes the account; registers a credential source from a
  * Secret picked by name (a gateway refusal shown as the service's 503 first), reads its live
- * status and deletes it. No Secret value reaches the DOM or any response the page receives.
+ * status and deletes it, and is refused (409) deleting a source an Agent binds. No Secret value
+ * reaches the DOM or any response the page receives.
  */
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, layer } from "@effect/vitest"
@@ -30,7 +31,7 @@ const SECRET_VALUE = `sk-console-${crypto.randomUUID()}`
 const shot = (page: Page, name: string) => Effect.as(screenshot(page, name), path.join(SCREENSHOTS, `${name}.png`))
 
 describe("the console's service-account and credential-source pages", () => {
-  layer(consoleServerLayer(unavailableCompute, undefined, gatewayInstallation(gateway)), { timeout: 300_000 })((it) => {
+  layer(consoleServerLayer(unavailableCompute, undefined, gatewayInstallation(gateway, "kubernetes")), { timeout: 300_000 })((it) => {
     it.effect("an administrator manages both; refusals show the service's message; no Secret value reaches the page", () =>
       Effect.gen(function* () {
         const { baseUrl, ns, w, page, step, responses } = yield* signedInAdmin("sa-cs")
@@ -162,11 +163,37 @@ describe("the console's service-account and credential-source pages", () => {
         expect([goneSource.status, goneSource.body.error.code]).toEqual([404, "NOT_FOUND"])
         expect([...gateway.providers.keys()]).toEqual([])
 
+        // A source an Agent binds: delete is refused with the service's 409, and the page stays.
+        const configuration = yield* apiAs(page, baseUrl, "POST", `/namespaces/${ns}/configurations`, { kind: "agent", values: { agents: {} } })
+        const bound = yield* apiAs(page, baseUrl, "POST", sourcesPath, { ...sourceBody, name: "bound" })
+        const agent = yield* apiAs(page, baseUrl, "POST", `/namespaces/${ns}/agents`, {
+          name: "bot",
+          configurationId: configuration.body.data.id,
+          executionMode: "dedicated",
+          harnessAuth: { method: "credential_source", sourceId: bound.body.data.id }
+        })
+        expect([configuration.status, bound.status, agent.status]).toEqual([201, 201, 201])
+        const conflict = yield* step("delete bound source", async (p) => {
+          await p.goto(`${baseUrl}/console/ns/${ns}/credential-sources/${bound.body.data.id}`)
+          await p.locator("[data-field=name]", { hasText: "bound" }).waitFor()
+          await p.getByRole("button", { name: "Delete" }).click()
+          const error = p.locator(".action-error")
+          await error.waitFor()
+          return { text: await error.textContent(), url: p.url(), name: await p.locator("[data-field=name]").textContent() }
+        })
+        expect(conflict).toEqual({
+          text: `RESOURCE_CONFLICT: The credential source is bound by Agent ${agent.body.data.id}; rebind it first.`,
+          url: `${baseUrl}/console/ns/${ns}/credential-sources/${bound.body.data.id}`,
+          name: "bound"
+        })
+        const conflictShot = yield* shot(page, "credential-source-conflict")
+        expect([...gateway.providers.keys()]).toEqual([bound.body.data.id])
+
         // Nothing the page received carried the value; the page raised no error.
         const bodies = yield* Effect.promise(responses)
         expect(bodies.filter((body) => body.includes(SECRET_VALUE))).toEqual([])
         expect(w.errors).toEqual([])
-        for (const file of [accountsShot, accountShot, refusedShot, sourcesShot, sourceShot]) expect(fs.statSync(file).size).toBeGreaterThan(0)
+        for (const file of [accountsShot, accountShot, refusedShot, sourcesShot, sourceShot, conflictShot]) expect(fs.statSync(file).size).toBeGreaterThan(0)
       }).pipe(Effect.scoped), 300_000)
   })
 })
