@@ -5,19 +5,24 @@
  * navigation, creates a native service account, sees issuance refused with the service's own
  * 503, sets an api_key reference and deletes the account; registers a credential source from a
  * Secret picked by name (a gateway refusal shown as the service's 503 first), reads its live
- * status and deletes it, and is refused (409) deleting a source an Agent binds. No Secret value
- * reaches the DOM or any response the page receives.
+ * status and deletes it, and is refused (409) deleting a source an Agent binds. A person who may
+ * update service accounts but not operate the Secret sees the service's 403, and a credential
+ * source it may not read is "not found". No Secret value reaches the DOM or any response.
  */
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { RoleId } from "@svc/core/schema"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
 import { startCredentialGateway } from "../../../testing/credentialGateway.js"
 import { unavailableCompute } from "../../../testing/drivers.js"
+import { bindRole, createAccount, PASSWORD } from "../../../testing/identity.js"
+import { signIn, watchedPage } from "./support/browser.js"
 import { consoleServerLayer } from "./support/consoleServer.js"
-import { apiAs, requireBuiltConsole, screenshot, SCREENSHOTS, signedInAdmin } from "./support/consolePages.js"
+import { apiAs, requireBuiltConsole, screenshot, SCREENSHOTS, signedInAdmin, stepper } from "./support/consolePages.js"
 import { GATEWAY_TOKEN, gatewayInstallation } from "./support/credentialGatewayWorld.js"
 
 beforeAll(() => requireBuiltConsole())
@@ -194,6 +199,77 @@ describe("the console's service-account and credential-source pages", () => {
         expect(bodies.filter((body) => body.includes(SECRET_VALUE))).toEqual([])
         expect(w.errors).toEqual([])
         for (const file of [accountsShot, accountShot, refusedShot, sourcesShot, sourceShot, conflictShot]) expect(fs.statSync(file).size).toBeGreaterThan(0)
+      }).pipe(Effect.scoped), 300_000)
+
+    it.effect("a service-account updater who may read but not operate the Secret sees the service's 403; a credential source it cannot read is not found", () =>
+      Effect.gen(function* () {
+        const { baseUrl, ns, browser, page } = yield* signedInAdmin("sa-cs-reader")
+        const secret = yield* apiAs(page, baseUrl, "POST", `/namespaces/${ns}/secrets`, { name: "reader-key", value: SECRET_VALUE })
+        const account = yield* apiAs(page, baseUrl, "POST", `/namespaces/${ns}/service-accounts`, { name: "seen" })
+        const source = yield* apiAs(page, baseUrl, "POST", `/namespaces/${ns}/credential-sources`, {
+          name: "unseen",
+          type: "modelvendor",
+          secrets: { api_key: { kind: "secret", namespaceId: ns, id: secret.body.data.id } }
+        })
+        expect([secret.status, account.status, source.status]).toEqual([201, 201, 201])
+        const reader = yield* createAccount("sa-cs-reader@example.com")
+        const sql = yield* SqlClient.SqlClient
+        const role = RoleId.make()
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions)
+          VALUES (${role}, ${ns}, 'account-updater', ${["namespace:read", "secret:read", "service_account:read", "service_account:update"]})`
+        yield* bindRole(reader.principalId, role, { kind: "namespace", id: ns })
+
+        const v = yield* watchedPage(browser)
+        yield* signIn(v.page, baseUrl, reader.email, PASSWORD)
+        const signedIn = v.requests.length
+        const accountPath = `/namespaces/${ns}/service-accounts/${account.body.data.id}`
+        const forbidden = yield* apiAs(v.page, baseUrl, "PATCH", `${accountPath}/credential`, { kind: "api_key", secretRef: { name: "reader-key", key: "value" } })
+        expect([forbidden.status, forbidden.body.error.code]).toEqual([403, "FORBIDDEN"])
+        const seen = yield* stepper(v.page)("updater pages", async (p) => {
+          // Controls depend on the permission probe: look once it has answered and a frame has rendered.
+          const probed = async (url: string) => {
+            await Promise.all([p.waitForResponse((r) => new URL(r.url()).pathname === `/namespaces/${ns}/permissions`), p.goto(url)])
+            await p.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
+          }
+          const buttons = () => p.locator("main button").allInnerTexts()
+          await probed(`${baseUrl}/console/ns/${ns}/service-accounts`)
+          await p.locator(`tr[data-service-account='${account.body.data.id}']`).waitFor()
+          const list = await buttons()
+          await probed(`${baseUrl}/console/ns/${ns}/service-accounts/${account.body.data.id}`)
+          await p.locator("[data-field=name]", { hasText: "seen" }).waitFor()
+          const detail = await buttons()
+          await p.fill("input[name=secret-ref-name]", "reader-key")
+          await p.getByRole("button", { name: "Set reference" }).click()
+          const error = p.locator("form[aria-label='Set the api_key reference'] .action-error")
+          await error.waitFor()
+          const refused = await error.textContent()
+          // The page's settled state: its data-state and what it says.
+          const settled = async () => {
+            const state = p.locator("main [data-state]:not([data-state=loading])")
+            await state.waitFor()
+            return [await state.getAttribute("data-state"), await state.locator("p").first().innerText()]
+          }
+          await probed(`${baseUrl}/console/ns/${ns}/credential-sources`)
+          const sources = await settled()
+          // Unreadable is answered as missing (404), so the page does not tell that it exists.
+          await probed(`${baseUrl}/console/ns/${ns}/credential-sources/${source.body.data.id}`)
+          const unreadable = await settled()
+          return { list, detail, refused, sources, unreadable, html: await p.content() }
+        })
+        yield* screenshot(v.page, "credential-source-unreadable")
+        expect({ ...seen, html: seen.html.includes(SECRET_VALUE) }).toEqual({
+          list: [],
+          detail: ["Issue credential", "Set reference"],
+          refused: `FORBIDDEN: ${forbidden.body.error.message}`,
+          sources: ["empty", "No credential sources in this Namespace yet."],
+          unreadable: ["not-found", "This credential source does not exist, or was deleted."],
+          html: false
+        })
+        // The page's one write is the refused PATCH (`apiAs` goes through the context, not the page).
+        expect(v.requests.slice(signedIn).filter((request) => !request.startsWith("GET "))).toEqual([`PATCH ${accountPath}/credential`])
+        const after = yield* apiAs(page, baseUrl, "GET", accountPath)
+        expect(after.body.data.credential).toBeNull()
+        expect(v.errors).toEqual([])
       }).pipe(Effect.scoped), 300_000)
   })
 })
