@@ -10,32 +10,16 @@
 import { beforeAll, describe, expect, layer } from "@effect/vitest"
 import { BuiltinRoles } from "@svc/core/iam"
 import { Effect } from "effect"
-import type { Page } from "playwright-core"
 import { unavailableCompute } from "../../../testing/drivers.js"
-import { bindInstallationAdmin, createAccount, createNamespaceRow, PASSWORD } from "../../../testing/identity.js"
-import { TestServer } from "../../../testing/server.js"
-import { launchBrowser, signIn, watchedPage } from "./support/browser.js"
+import { createAccount, PASSWORD } from "../../../testing/identity.js"
+import { signIn, watchedPage } from "./support/browser.js"
 import { consoleServerLayer } from "./support/consoleServer.js"
-import { apiAs, requireBuiltConsole, screenshot } from "./support/consolePages.js"
+import { apiAs, requireBuiltConsole, screenshot, signedInAdmin, stepper } from "./support/consolePages.js"
 
 beforeAll(() => requireBuiltConsole())
 
 const SECRET_VALUE = `value-${crypto.randomUUID()}`
 const NEW_VALUE = `replaced-${crypto.randomUUID()}`
-
-const stepper = (page: Page) => <A>(name: string, run: (page: Page) => Promise<A>) =>
-  Effect.promise(() => run(page).catch((error: Error) => {
-    throw new Error(`${name}: ${error.message}`)
-  }))
-
-/** Every response body the page received, read as text once the page is done with it. */
-const recordResponses = (page: Page, baseUrl: string) => {
-  const bodies: Array<Promise<string>> = []
-  page.on("response", (response) => {
-    if (response.url().startsWith(baseUrl)) bodies.push(response.text().catch(() => ""))
-  })
-  return () => Promise.all(bodies)
-}
 
 const writesIn = (requests: ReadonlyArray<string>) => requests.filter((request) => !request.startsWith("GET "))
 
@@ -43,18 +27,8 @@ describe("the console's resource pages", () => {
   layer(consoleServerLayer(unavailableCompute), { timeout: 300_000 })((it) => {
     it.effect("an administrator manages every resource; a viewer is offered no write and sends none", () =>
       Effect.gen(function* () {
-        const { baseUrl } = yield* TestServer
-        const admin = yield* createAccount("pages-admin@example.com")
-        yield* bindInstallationAdmin(admin.principalId)
+        const { baseUrl, ns, browser, w, page, step, responses } = yield* signedInAdmin("pages")
         const bound = yield* createAccount("pages-bound@example.com")
-        const ns = yield* createNamespaceRow("pages-ns")
-        const browser = yield* launchBrowser
-
-        const w = yield* watchedPage(browser)
-        const { page } = w
-        const step = stepper(page)
-        const responses = recordResponses(page, baseUrl)
-        yield* signIn(page, baseUrl, admin.email, PASSWORD)
 
         // Configurations: empty, a refused value at its pointer (as the service would say), create, edit, delete.
         yield* step("configurations empty", async (p) => {

@@ -1,8 +1,9 @@
 /**
- * Routes of the resource pages (issue 15): Configurations, Presets, Secrets and IAM under the
- * Namespace in the URL; Installation administration under /admin. Every page is its own lazy
- * chunk, so none of them adds to what the initial route loads. The API answers index.html for
- * /console/ns/... and /console/admin/... (packages/api/src/console/routes.ts).
+ * Routes of the resource pages (issue 15): Configurations, Presets, Secrets, service accounts,
+ * credential sources and IAM under the Namespace in the URL; Installation administration under
+ * /admin. Every page is its own lazy chunk, so none of them adds to what the initial route loads.
+ * The API answers index.html for /console/ns/... and /console/admin/...
+ * (packages/api/src/console/routes.ts).
  */
 import { type ComponentType, lazy, Suspense } from "react"
 import type { RouteObject } from "react-router"
@@ -19,6 +20,10 @@ export const resourceRoutes: Array<RouteObject> = [
   { path: "/ns/:ns/presets", element: page(() => import("./pages/resources/Presets.js"), (m) => m.PresetsPage) },
   { path: "/ns/:ns/presets/:presetId", element: page(() => import("./pages/resources/Preset.js"), (m) => m.PresetPage) },
   { path: "/ns/:ns/secrets", element: page(() => import("./pages/resources/Secrets.js"), (m) => m.SecretsPage) },
+  { path: "/ns/:ns/service-accounts", element: page(() => import("./pages/resources/ServiceAccounts.js"), (m) => m.ServiceAccountsPage) },
+  { path: "/ns/:ns/service-accounts/:serviceAccountId", element: page(() => import("./pages/resources/ServiceAccount.js"), (m) => m.ServiceAccountPage) },
+  { path: "/ns/:ns/credential-sources", element: page(() => import("./pages/resources/CredentialSources.js"), (m) => m.CredentialSourcesPage) },
+  { path: "/ns/:ns/credential-sources/:credentialSourceId", element: page(() => import("./pages/resources/CredentialSource.js"), (m) => m.CredentialSourcePage) },
   { path: "/ns/:ns/iam/roles", element: page(() => import("./pages/resources/IamRoles.js"), (m) => m.IamRolesPage) },
   { path: "/ns/:ns/iam/access-bindings", element: page(() => import("./pages/resources/IamBindings.js"), (m) => m.IamBindingsPage) },
   { path: "/ns/:ns/iam/service-principals", element: page(() => import("./pages/resources/ServicePrincipals.js"), (m) => m.NamespacePrincipalsPage) },

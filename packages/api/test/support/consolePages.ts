@@ -1,13 +1,17 @@
 /**
  * What the console tests share: where screenshots go, the built console (the tests serve the
  * real `vite build` output; `npm test` builds it first), and calls to the API from the signed-in
- * browser context (its cookie jar, the trusted Origin) for operator steps no console page owns.
+ * browser context (its cookie jar, the trusted Origin) for operator steps no console page owns,
+ * and the start most page tests share: an Installation administrator signed in, in a watched page.
  */
 import { defaultConsoleDir } from "@svc/api"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
+import { bindInstallationAdmin, createAccount, createNamespaceRow, PASSWORD } from "../../../../testing/identity.js"
+import { TestServer } from "../../../../testing/server.js"
+import { launchBrowser, signIn, watchedPage } from "./browser.js"
 
 export const SCREENSHOTS = path.join(import.meta.dirname, "..", "..", "..", "..", "docs", "screenshots")
 
@@ -36,4 +40,36 @@ export const apiAs = (page: Page, baseUrl: string, method: string, apiPath: stri
     // Untyped on purpose, like testing/server.ts `call`: tests assert the exact shape.
     const json: any = text.length > 0 ? JSON.parse(text) : undefined
     return { status: response.status(), body: json }
+  })
+
+/** A named browser step: its failure says which step failed. */
+export const stepper = (page: Page) => <A>(name: string, run: (page: Page) => Promise<A>) =>
+  Effect.promise(() => run(page).catch((error: Error) => {
+    throw new Error(`${name}: ${error.message}`)
+  }))
+
+/** Every response body the page received, read as text once the page is done with it. */
+export const recordResponses = (page: Page, baseUrl: string) => {
+  const bodies: Array<Promise<string>> = []
+  page.on("response", (response) => {
+    if (response.url().startsWith(baseUrl)) bodies.push(response.text().catch(() => ""))
+  })
+  return () => Promise.all(bodies)
+}
+
+/**
+ * An Installation administrator `<prefix>-admin@example.com` signed in through the console in a
+ * watched page of a fresh browser, and a Namespace `<prefix>-ns`.
+ */
+export const signedInAdmin = (prefix: string) =>
+  Effect.gen(function* () {
+    const { baseUrl } = yield* TestServer
+    const admin = yield* createAccount(`${prefix}-admin@example.com`)
+    yield* bindInstallationAdmin(admin.principalId)
+    const ns = yield* createNamespaceRow(`${prefix}-ns`)
+    const browser = yield* launchBrowser
+    const w = yield* watchedPage(browser)
+    const responses = recordResponses(w.page, baseUrl)
+    yield* signIn(w.page, baseUrl, admin.email, PASSWORD)
+    return { baseUrl, admin, ns, browser, w, page: w.page, step: stepper(w.page), responses }
   })

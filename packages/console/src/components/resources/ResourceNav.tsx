@@ -14,6 +14,8 @@ export const ResourceNav = ({ ns }: { ns: string | undefined }) => {
           <NavLink to={`/ns/${ns}/configurations`}>Configurations</NavLink>
           <NavLink to={`/ns/${ns}/presets`}>Presets</NavLink>
           <NavLink to={`/ns/${ns}/secrets`}>Secrets</NavLink>
+          <NavLink to={`/ns/${ns}/service-accounts`}>Service accounts</NavLink>
+          <NavLink to={`/ns/${ns}/credential-sources`}>Credential sources</NavLink>
           <NavLink to={`/ns/${ns}/iam/roles`}>IAM</NavLink>
         </>
       )}
