@@ -134,6 +134,27 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
     })
 
     /**
+     * Removes the Namespace's own policy, which does not keep it from being deleted: its custom
+     * Roles, every AccessBinding in it (or granting one of those Roles), and the Restrictions on
+     * the Namespace, its Roles and its bindings. For the teardown's transaction, which commits it
+     * with the tombstone; IAM writers lock the row FOR SHARE and refuse a `deleting` Namespace,
+     * so nothing is added after this.
+     */
+    const removePolicy = (id: NamespaceId) =>
+      Effect.gen(function* () {
+        const roles = sql`SELECT r.id FROM roles r WHERE r.namespace_id = ${id}`
+        const bindings = sql`SELECT b.id FROM access_bindings b WHERE b.namespace_id = ${id} OR b.role_id IN (${roles})`
+        yield* sql`
+          DELETE FROM restrictions
+          WHERE (resource_kind = 'namespace' AND resource_id = ${id})
+            OR (resource_kind = 'iam_role' AND resource_id IN (${roles}))
+            OR (resource_kind = 'iam_access_binding' AND resource_id IN (${bindings}))
+        `
+        yield* sql`DELETE FROM access_bindings WHERE id IN (${bindings})`
+        yield* sql`DELETE FROM roles WHERE namespace_id = ${id}`
+      })
+
+    /**
      * One keyset page of the live Namespaces, filtered by `visible` (the caller's `visibleTo`
      * fragment over `n.id`).
      */
@@ -163,6 +184,8 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       lockForUpdate: (id: NamespaceId) => lockForUpdate(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** For the reconcilers, which keep the SqlError (see `lockForUpdate`). */
       moveStatus: (move: typeof StatusMove.Type) => moveStatus(move).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** For the teardown, which keeps the SqlError (see `lockForUpdate`). */
+      removePolicy,
       markDeleting: (id: NamespaceId) => markDeleting(id).pipe(Effect.orDie),
       holdsResources: (id: NamespaceId) => holdsResources(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
       page,
