@@ -11,6 +11,7 @@ import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { SecretBinding } from "../../api/configurations/schemas.js"
 import { ConfigurationId, NamespaceId, SecretId } from "../../schema/ids.js"
 import { JsonValue } from "../../schema/json.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const ConfigurationRow = Schema.Struct({
   id: ConfigurationId,
@@ -96,7 +97,7 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
 
     const remove = SqlSchema.void({
       Request: ConfigurationId,
-      execute: (id) => sql`DELETE FROM configurations WHERE id = ${id}`
+      execute: (id) => deleteWithPolicy(sql, "configuration", sql`DELETE FROM configurations WHERE id = ${id} RETURNING id, namespace_id`)
     })
 
     /**

@@ -8,6 +8,7 @@ import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId } from "../../schema/ids.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const SecretRow = Schema.Struct({
   id: SecretId,
@@ -107,7 +108,10 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
       `
     })
 
-    const remove = SqlSchema.void({ Request: SecretId, execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}` })
+    const remove = SqlSchema.void({
+      Request: SecretId,
+      execute: (id) => deleteWithPolicy(sql, "secret", sql`DELETE FROM secrets WHERE id = ${id} RETURNING id, namespace_id`)
+    })
 
     /**
      * One keyset page of a Namespace's Secrets, filtered by `visible` (the caller's
