@@ -112,8 +112,8 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
 
     /**
      * Whether anything keeps the Namespace from being deleted (SPEC 4.2 409
-     * `NAMESPACE_NOT_EMPTY`): today, its Namespace-scoped service principals (automation
-     * identities that hold keys), Secrets, Configurations, Presets and Agents (a `deleting` one
+     * `NAMESPACE_NOT_EMPTY`): today, its live Namespace-scoped service principals (automation
+     * identities that hold keys; a deleted one keeps its row for the audit trail and holds nothing), Secrets, Configurations, Presets and Agents (a `deleting` one
      * included). Custom Roles and AccessBindings are the Namespace's own policy and do not
      * block. Capabilities add their tables (service accounts, credential sources) here.
      * Writers lock the Namespace row FOR SHARE (`lockForShare`), so none slips past this count.
@@ -122,7 +122,7 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       Request: NamespaceId,
       Result: Schema.Struct({ held: Schema.Literal(1) }),
       execute: (id) => sql`
-        SELECT 1 AS held FROM principals WHERE namespace_id = ${id} AND kind = 'service'
+        SELECT 1 AS held FROM principals WHERE namespace_id = ${id} AND kind = 'service' AND deleted_at IS NULL
         UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM configurations WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${id}
