@@ -74,6 +74,8 @@ describe("service principals", () => {
         expectError(yield* send(baseUrl, "DELETE", `/namespaces/${other}/iam/service-principals/${created.id}`, admin.headers), 404, "NOT_FOUND")
         expect((yield* send(baseUrl, "DELETE", `${path}/${created.id}`, admin.headers)).status).toBe(204)
         expectError(yield* send(baseUrl, "GET", `${path}/${created.id}`, admin.headers), 404, "NOT_FOUND")
+        // A deleted principal keeps its row for the audit trail; it no longer holds the Namespace.
+        expect(expectData(yield* send(baseUrl, "DELETE", `/namespaces/${ns}`, admin.headers), 202).status).toBe("deleting")
         const missing = NamespaceId.make()
         expectError(yield* send(baseUrl, "POST", `/namespaces/${missing}/iam/service-principals`, admin.headers, { name: "x" }), 404, "NOT_FOUND")
       }))

@@ -57,7 +57,23 @@ describe("the credential-source sweep", () => {
             return id
           })
         const ready = yield* row("a-ready", "ready", "1 hour")
-        yield* row("b-deleting", "deleting", "0 seconds")
+        const deleting = yield* row("b-deleting", "deleting", "0 seconds")
+        // Policy on a source goes with its row (docs/decisions/iam.md); policy on a kept one stays.
+        const principal = `prn_${crypto.randomUUID()}`
+        const role = `role_${crypto.randomUUID()}`
+        yield* sql`INSERT INTO principals (id, kind, name) VALUES (${principal}, 'human', 'policy holder')`
+        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'reader', ${["credential_source:read"]})`
+        for (const source of [ready, deleting]) {
+          yield* sql`INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id)
+            VALUES (${`bnd_${crypto.randomUUID()}`}, ${principal}, ${role}, 'credential_source', ${source}, ${ns})`
+          yield* sql`INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+            VALUES (${`rst_${crypto.randomUUID()}`}, ${principal}, '*', 'credential_source', ${source})`
+        }
+        const policyOn = (source: string) =>
+          sql<{ n: number }>`
+            SELECT (SELECT count(*)::int FROM access_bindings WHERE resource_kind = 'credential_source' AND resource_id = ${source})
+              + (SELECT count(*)::int FROM restrictions WHERE resource_kind = 'credential_source' AND resource_id = ${source}) AS n
+          `.pipe(Effect.map((rows) => rows[0]!.n))
         yield* row("c-stale-registering", "registering", "1 hour")
         yield* row("d-fresh-registering", "registering", "0 seconds")
 
@@ -69,6 +85,8 @@ describe("the credential-source sweep", () => {
         expect(yield* states).toEqual([{ name: "a-ready", state: "ready" }, { name: "d-fresh-registering", state: "registering" }])
         expect(gateway.calls.filter((c) => c.method === "DeleteProvider")).toHaveLength(2)
         expect(gateway.providers.has(ready)).toBe(true)
+        expect(yield* policyOn(deleting)).toBe(0)
+        expect(yield* policyOn(ready)).toBe(2)
         yield* Effect.promise(() => gateway.stop())
       }))
   })

@@ -78,6 +78,47 @@ layer(Layer.mergeAll(TestDatabase, WorkOutboxLive), { timeout: 60_000, excludeTe
         expect(done.state).toBe("succeeded")
       }))
 
+    it.scoped("teardown removes the Namespace's own policy (Roles, AccessBindings, Restrictions) with the tombstone; another Namespace's stays", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* startEngine({ ...fast, workerId: "ns-test-policy" }, handlers)
+        const doomed = yield* sql.withTransaction(createNamespace({ name: "policy-doomed" }))
+        const kept = yield* sql.withTransaction(createNamespace({ name: "policy-kept" }))
+        const principal = `prn_${crypto.randomUUID()}`
+        yield* sql`INSERT INTO principals (id, kind, name) VALUES (${principal}, 'human', 'policy holder')`
+        // What DELETE /namespaces does not wait for: the Namespace's custom Roles, bindings in it
+        // (on the Namespace and on an exact resource) and a Restriction on it.
+        const seed = (ns: string) =>
+          Effect.gen(function* () {
+            const role = `role_${crypto.randomUUID()}`
+            yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'custom', ${["secret:read"]})`
+            yield* sql`INSERT INTO access_bindings (id, principal_id, role_id, resource_kind, resource_id, namespace_id) VALUES
+              (${`bnd_${crypto.randomUUID()}`}, ${principal}, ${role}, 'namespace', ${ns}, ${ns}),
+              (${`bnd_${crypto.randomUUID()}`}, ${principal}, ${role}, 'secret', ${`sec_${crypto.randomUUID()}`}, ${ns})`
+            yield* sql`INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+              VALUES (${`rst_${crypto.randomUUID()}`}, ${principal}, '*', 'namespace', ${ns})`
+          })
+        yield* seed(doomed.id)
+        yield* seed(kept.id)
+        const policy = (ns: string) =>
+          sql<{ roles: number; bindings: number; restrictions: number }>`
+            SELECT (SELECT count(*)::int FROM roles WHERE namespace_id = ${ns}) AS roles,
+              (SELECT count(*)::int FROM access_bindings WHERE namespace_id = ${ns}) AS bindings,
+              (SELECT count(*)::int FROM restrictions WHERE resource_kind = 'namespace' AND resource_id = ${ns}) AS restrictions
+          `.pipe(Effect.map((rows) => rows[0]))
+        expect(yield* policy(doomed.id)).toEqual({ roles: 1, bindings: 2, restrictions: 1 })
+        yield* eventually(namespaceRow(doomed.id), (s) => s === "ready")
+        yield* sql.withTransaction(
+          Effect.zipRight(
+            sql`UPDATE namespaces SET status = 'deleting' WHERE id = ${doomed.id}`,
+            enqueue({ kind: NAMESPACE_TEARDOWN, key: doomed.id, payload: { namespaceId: doomed.id } })
+          )
+        )
+        yield* eventually(namespaceRow(doomed.id), (s) => s === "deleted")
+        expect(yield* policy(doomed.id)).toEqual({ roles: 0, bindings: 0, restrictions: 0 })
+        expect(yield* policy(kept.id)).toEqual({ roles: 1, bindings: 2, restrictions: 1 })
+      }))
+
     it.scoped("an existingNamespace on local compute fails permanently: Namespace failed, item failed with the code", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient

@@ -85,6 +85,8 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
       yield* authorize(permission(target.kind, "read"), target)
       yield* namespaces.requireLive(namespaceId)
       const write = Effect.gen(function* () {
+        // FOR SHARE against DELETE /namespaces: a Namespace being deleted takes no new binding (409).
+        yield* namespaces.lockForWrite(namespaceId)
         const principal = yield* principals.lockLive(payload.principalId)
         // A principal of another Namespace is answered exactly as an unknown one: a Namespace
         // administrator must not learn which ids exist elsewhere (DESIGN §6).

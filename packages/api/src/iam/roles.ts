@@ -51,6 +51,8 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
       const permissions = [...new Set(payload.permissions)]
       const id = RoleId.make()
       const insert = Effect.gen(function* () {
+        // FOR SHARE against DELETE /namespaces: a Namespace being deleted takes no new Role (409).
+        yield* namespaces.lockForWrite(namespaceId)
         const row = yield* roles.insert({ id, namespace_id: namespaceId, name: payload.name, permissions })
         yield* audit.record({
           kind: "iam.role.created",

@@ -36,7 +36,8 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
     const bindings = yield* BindingsRepo
     const audit = yield* AuditLog
     const authorization = yield* Authorization
-    const authorizeAdministration = namespaceAdministration(authorization, yield* NamespaceGuard)
+    const namespaces = yield* NamespaceGuard
+    const authorizeAdministration = namespaceAdministration(authorization, namespaces)
     const pages = yield* GatedPages
 
     const authorizeScope = (scope: Scope) =>
@@ -47,6 +48,8 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
       yield* authorizeScope(scope)
       const id = ServicePrincipalId.make()
       const insert = Effect.gen(function* () {
+        // FOR SHARE against DELETE /namespaces: a Namespace being deleted takes no new principal (409).
+        if (scope !== null) yield* namespaces.lockForWrite(scope)
         const row = yield* principals.insertService({ id, namespace_id: scope, name })
         yield* audit.record({
           kind: "iam.service-principal.created",
@@ -57,7 +60,9 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
         })
         return toServicePrincipal(row)
       })
-      return yield* sql.withTransaction(insert).pipe(Effect.orDie)
+      return yield* sql.withTransaction(insert).pipe(
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
+      )
     })
 
     const list = Effect.fn("ServicePrincipals.list")(function* (scope: Scope, params: PageParams) {

@@ -85,7 +85,7 @@ export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (n
   if (outcome !== undefined) return yield* outcome.failure
 })
 
-/** `namespace.teardown`: `deleting` → driver → `deleted` (the tombstone). */
+/** `namespace.teardown`: `deleting` → driver → the Namespace's own policy removed → `deleted` (the tombstone). */
 export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (namespaceId: NamespaceId) {
   const sql = yield* SqlClient.SqlClient
   const namespaces = yield* NamespacesRepo
@@ -96,6 +96,8 @@ export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (nam
       // Gone or already a tombstone: converged. Any other status was not asked to go away.
       if (Option.isNone(row) || row.value.status !== "deleting") return
       yield* driver.teardownNamespace(runtime(namespaceId, row.value)).pipe(Effect.mapError(driverFailure))
+      // Its Roles and bindings did not block the DELETE; they go with the tombstone.
+      yield* namespaces.removePolicy(namespaceId)
       yield* namespaces.moveStatus({ id: namespaceId, from: "deleting", to: "deleted" })
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))

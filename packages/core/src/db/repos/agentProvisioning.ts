@@ -4,11 +4,12 @@
  * in the same transaction.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Statement } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { AgentId, ConfigurationId, NamespaceId, RequestId, WorkId } from "../../schema/ids.js"
-import { ProvisioningPhases } from "../../tenancy/agents.js"
+import { AGENT_PROVISION, ProvisioningPhases } from "../../tenancy/agents.js"
 
 export const ProvisioningRow = Schema.Struct({
   id: WorkId,
@@ -26,6 +27,19 @@ export const ProvisioningRow = Schema.Struct({
   updated_at: Schema.DateFromSelf
 })
 export type ProvisioningRow = typeof ProvisioningRow.Type
+
+/**
+ * A DELETE's referrer query arm (`referrer` column): admitted provisioning in the Namespace that
+ * still `needs` (a condition over the record `p`) what is being deleted and has yet to create
+ * its Agent while its `agent.provision` work is queued or running. Failed work holds nothing:
+ * it only ends, and a retry then finds the resource gone. Run the query after the deleted row's
+ * lock: the next phase's foreign key waits for it.
+ */
+export const pendingProvisioningReferrer = (sql: SqlClient.SqlClient, namespaceId: string, needs: Statement.Fragment) => sql`
+  SELECT 'Agent provisioning ' || p.id AS referrer FROM agent_provisioning p
+  WHERE p.namespace_id = ${namespaceId} AND p.agent_id IS NULL AND ${needs}
+    AND EXISTS (SELECT 1 FROM work_items w WHERE w.kind = ${AGENT_PROVISION} AND w.key = p.id AND w.state IN ('queued', 'running'))
+`
 
 const InsertProvisioning = Schema.Struct({
   id: WorkId,

@@ -53,6 +53,25 @@ const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
   credential_source: "credential_sources"
 }
 
+/**
+ * `deletion` (a `DELETE ... RETURNING id, namespace_id`, plus whatever its caller reads) as one
+ * statement that also deletes the AccessBindings and Restrictions naming a deleted row as their
+ * exact resource of `kind`: the policy on a resource goes with it, whichever path deletes it
+ * (SPEC 3 for an Agent; docs/decisions/iam.md for the others). Bindings that only USE a deleted
+ * Role are not touched (they keep the Role from being deleted). Answers `deletion`'s rows.
+ */
+export const deleteWithPolicy = (sql: SqlClient.SqlClient, kind: ResourceRef["kind"], deletion: Statement.Statement<unknown>) => sql`
+  WITH removed AS (${deletion}),
+    unbound AS (
+      DELETE FROM access_bindings b USING removed
+      WHERE b.resource_kind = ${kind} AND b.resource_id = removed.id AND b.namespace_id = removed.namespace_id
+    ),
+    unrestricted AS (
+      DELETE FROM restrictions x USING removed WHERE x.resource_kind = ${kind} AND x.resource_id = removed.id
+    )
+  SELECT * FROM removed
+`
+
 const columns = "id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at"
 
 export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/BindingsRepo", {
@@ -112,10 +131,10 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
     const remove = SqlSchema.findOne({
       Request: BindingKey,
       Result: Schema.Struct({ principal_id: Schema.String, role_id: RoleId }),
-      execute: (key) => sql`
+      execute: (key) => deleteWithPolicy(sql, "iam_access_binding", sql`
         DELETE FROM access_bindings WHERE id = ${key.id} AND namespace_id = ${key.namespace_id}
-        RETURNING principal_id, role_id
-      `
+        RETURNING id, namespace_id, principal_id, role_id
+      `)
     })
 
     const identical = SqlSchema.findOne({

@@ -11,6 +11,8 @@ import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { SecretBinding } from "../../api/configurations/schemas.js"
 import { ConfigurationId, NamespaceId, SecretId } from "../../schema/ids.js"
 import { JsonValue } from "../../schema/json.js"
+import { pendingProvisioningReferrer } from "./agentProvisioning.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const ConfigurationRow = Schema.Struct({
   id: ConfigurationId,
@@ -96,7 +98,7 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
 
     const remove = SqlSchema.void({
       Request: ConfigurationId,
-      execute: (id) => sql`DELETE FROM configurations WHERE id = ${id}`
+      execute: (id) => deleteWithPolicy(sql, "configuration", sql`DELETE FROM configurations WHERE id = ${id} RETURNING id, namespace_id`)
     })
 
     /**
@@ -131,9 +133,7 @@ export class ConfigurationsRepo extends Effect.Service<ConfigurationsRepo>()("@s
           UNION ALL
           SELECT 'revision ' || id FROM agent_revisions WHERE configuration_id = ${k.id} AND namespace_id = ${k.namespace_id}
           UNION ALL
-          SELECT 'Agent provisioning ' || p.id FROM agent_provisioning p
-            WHERE p.configuration_id = ${k.id} AND p.namespace_id = ${k.namespace_id} AND p.agent_id IS NULL
-              AND EXISTS (SELECT 1 FROM work_items w WHERE w.kind = 'agent.provision' AND w.key = p.id AND w.state IN ('queued', 'running'))
+          ${pendingProvisioningReferrer(sql, k.namespace_id, sql`p.configuration_id = ${k.id}`)}
           LIMIT 1
         `
       })(key).pipe(Effect.map(Option.match({ onNone: () => undefined, onSome: (row) => row.referrer })), Effect.orDie)

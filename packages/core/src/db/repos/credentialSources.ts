@@ -8,6 +8,7 @@ import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { CredentialSourceId, NamespaceId, SecretId } from "../../schema/ids.js"
+import { deleteWithPolicy } from "./bindings.js"
 import { harnessReferrer } from "./harnessReferrer.js"
 
 export const CredentialSourceState = Schema.Literal("registering", "ready", "deleting")
@@ -101,7 +102,8 @@ export class CredentialSourcesRepo extends Effect.Service<CredentialSourcesRepo>
     const removeUnsettled = SqlSchema.findOne({
       Request: Schema.Struct({ id: CredentialSourceId, state: CredentialSourceState }),
       Result: Schema.Struct({ id: CredentialSourceId }),
-      execute: (r) => sql`DELETE FROM credential_sources WHERE id = ${r.id} AND state = ${r.state} RETURNING id`
+      execute: (r) =>
+        deleteWithPolicy(sql, "credential_source", sql`DELETE FROM credential_sources WHERE id = ${r.id} AND state = ${r.state} RETURNING id, namespace_id`)
     })
 
     /** What still binds the source, or undefined (SPEC 4.6; as for service accounts). */

@@ -116,8 +116,8 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
 
     /**
      * Whether anything keeps the Namespace from being deleted (SPEC 4.2 409
-     * `NAMESPACE_NOT_EMPTY`): today, its Namespace-scoped service principals (automation
-     * identities that hold keys), Secrets, Configurations, Presets and Agents (a `deleting` one
+     * `NAMESPACE_NOT_EMPTY`): today, its live Namespace-scoped service principals (automation
+     * identities that hold keys; a deleted one keeps its row for the audit trail and holds nothing), Secrets, Configurations, Presets and Agents (a `deleting` one
      * included). Custom Roles and AccessBindings are the Namespace's own policy and do not
      * block. Capabilities add their tables (service accounts, credential sources) here.
      * Writers lock the Namespace row FOR SHARE (`lockForShare`), so none slips past this count.
@@ -126,7 +126,7 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       Request: NamespaceId,
       Result: Schema.Struct({ held: Schema.Literal(1) }),
       execute: (id) => sql`
-        SELECT 1 AS held FROM principals WHERE namespace_id = ${id} AND kind = 'service'
+        SELECT 1 AS held FROM principals WHERE namespace_id = ${id} AND kind = 'service' AND deleted_at IS NULL
         UNION ALL SELECT 1 FROM secrets WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM configurations WHERE namespace_id = ${id}
         UNION ALL SELECT 1 FROM agents WHERE namespace_id = ${id}
@@ -136,6 +136,27 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
         LIMIT 1
       `
     })
+
+    /**
+     * Removes the Namespace's own policy, which does not keep it from being deleted: its custom
+     * Roles, every AccessBinding in it (or granting one of those Roles), and the Restrictions on
+     * the Namespace, its Roles and its bindings. For the teardown's transaction, which commits it
+     * with the tombstone; IAM writers lock the row FOR SHARE and refuse a `deleting` Namespace,
+     * so nothing is added after this.
+     */
+    const removePolicy = (id: NamespaceId) =>
+      Effect.gen(function* () {
+        const roles = sql`SELECT r.id FROM roles r WHERE r.namespace_id = ${id}`
+        const bindings = sql`SELECT b.id FROM access_bindings b WHERE b.namespace_id = ${id} OR b.role_id IN (${roles})`
+        yield* sql`
+          DELETE FROM restrictions
+          WHERE (resource_kind = 'namespace' AND resource_id = ${id})
+            OR (resource_kind = 'iam_role' AND resource_id IN (${roles}))
+            OR (resource_kind = 'iam_access_binding' AND resource_id IN (${bindings}))
+        `
+        yield* sql`DELETE FROM access_bindings WHERE id IN (${bindings})`
+        yield* sql`DELETE FROM roles WHERE namespace_id = ${id}`
+      })
 
     /**
      * One keyset page of the live Namespaces, filtered by `visible` (the caller's `visibleTo`
@@ -167,6 +188,8 @@ export class NamespacesRepo extends Effect.Service<NamespacesRepo>()("@svc/core/
       lockForUpdate: (id: NamespaceId) => lockForUpdate(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       /** For the reconcilers, which keep the SqlError (see `lockForUpdate`). */
       moveStatus: (move: typeof StatusMove.Type) => moveStatus(move).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** For the teardown, which keeps the SqlError (see `lockForUpdate`). */
+      removePolicy,
       markDeleting: (id: NamespaceId) => markDeleting(id).pipe(Effect.orDie),
       holdsResources: (id: NamespaceId) => holdsResources(id).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
       page,

@@ -8,6 +8,7 @@ import { Effect, Option, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { PresetTemplate } from "../../presets/template.js"
 import { NamespaceId, PresetId } from "../../schema/ids.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 /**
  * A stored template as the response shows it: the admitted shape without re-running admission
@@ -83,7 +84,8 @@ export class PresetsRepo extends Effect.Service<PresetsRepo>()("@svc/core/Preset
     const remove = SqlSchema.findOne({
       Request: PresetKey,
       Result: Schema.Struct({ name: Schema.String }),
-      execute: (key) => sql`DELETE FROM presets WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} RETURNING name`
+      execute: (key) =>
+        deleteWithPolicy(sql, "preset", sql`DELETE FROM presets WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} RETURNING id, namespace_id, name`)
     })
 
     /**

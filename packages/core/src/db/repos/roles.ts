@@ -9,6 +9,7 @@ import { Effect, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { BuiltinRoles } from "../../iam/builtinRoles.js"
 import { NamespaceId, RoleId } from "../../schema/ids.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const RoleRow = Schema.Struct({
   id: RoleId,
@@ -95,7 +96,10 @@ export class RolesRepo extends Effect.Service<RolesRepo>()("@svc/core/RolesRepo"
       execute: (id) => sql`SELECT id FROM roles WHERE id = ${id} AND namespace_id IS NULL`
     })
 
-    const remove = SqlSchema.void({ Request: RoleId, execute: (id) => sql`DELETE FROM roles WHERE id = ${id}` })
+    const remove = SqlSchema.void({
+      Request: RoleId,
+      execute: (id) => deleteWithPolicy(sql, "iam_role", sql`DELETE FROM roles WHERE id = ${id} RETURNING id, namespace_id`)
+    })
 
     return {
       insert,

@@ -8,6 +8,8 @@ import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId } from "../../schema/ids.js"
+import { pendingProvisioningReferrer } from "./agentProvisioning.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const SecretRow = Schema.Struct({
   id: SecretId,
@@ -107,7 +109,10 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
       `
     })
 
-    const remove = SqlSchema.void({ Request: SecretId, execute: (id) => sql`DELETE FROM secrets WHERE id = ${id}` })
+    const remove = SqlSchema.void({
+      Request: SecretId,
+      execute: (id) => deleteWithPolicy(sql, "secret", sql`DELETE FROM secrets WHERE id = ${id} RETURNING id, namespace_id`)
+    })
 
     /**
      * One keyset page of a Namespace's Secrets, filtered by `visible` (the caller's
@@ -127,9 +132,12 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
     /**
      * What still references the Secret, or undefined when nothing does. Each referrer is also
      * guarded by a foreign key: Configurations' `secretBindings`, Agents' `harnessAuth` drafts
-     * and revisions (which deliver the Secret whenever their gateway starts). Credential
-     * sources and service accounts add their queries here as they land. Presets are not
-     * referrers: their references are checked when a Preset is applied.
+     * and revisions (which deliver the Secret whenever their gateway starts), service accounts,
+     * credential sources, and Agent provisioning that names it and still needs it: its
+     * Configuration's bindings until the Configuration is written (its references then take
+     * over), its harness Secret until the Agent is (`pendingProvisioningReferrer`, the rule
+     * Configurations follow). Presets are not referrers: their references are checked when a
+     * Preset is applied.
      */
     const referrer = (key: typeof SecretKey.Type) =>
       SqlSchema.findOne({
@@ -151,6 +159,11 @@ export class SecretsRepo extends Effect.Service<SecretsRepo>()("@svc/core/Secret
           UNION ALL
           SELECT 'credential source ' || r.source_id FROM credential_source_secret_refs r
             WHERE r.secret_id = ${k.id}
+          UNION ALL
+          ${pendingProvisioningReferrer(sql, k.namespace_id, sql`(p.request -> 'agent' ->> 'harnessSecretId' = ${k.id}
+            OR (p.configuration_id IS NULL AND EXISTS (
+              SELECT 1 FROM jsonb_each(p.request -> 'configuration' -> 'secretBindings') b
+              WHERE b.value -> 'source' ->> 'id' = ${k.id})))`)}
           LIMIT 1
         `
       })(key).pipe(Effect.map((row) => (row._tag === "Some" ? row.value.referrer : undefined)), Effect.orDie)

@@ -10,6 +10,7 @@ import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
 import { NamespaceId, SecretId, ServiceAccountId } from "../../schema/ids.js"
 import { harnessReferrer } from "./harnessReferrer.js"
 import { SealedColumns } from "./secrets.js"
+import { deleteWithPolicy } from "./bindings.js"
 
 export const ServiceAccountRow = Schema.Struct({
   id: ServiceAccountId,
@@ -159,7 +160,10 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       `
     })
 
-    const remove = SqlSchema.void({ Request: ServiceAccountId, execute: (id) => sql`DELETE FROM service_accounts WHERE id = ${id}` })
+    const remove = SqlSchema.void({
+      Request: ServiceAccountId,
+      execute: (id) => deleteWithPolicy(sql, "service_account", sql`DELETE FROM service_accounts WHERE id = ${id} RETURNING id, namespace_id`)
+    })
 
     /** What still uses the account, or undefined (SPEC 4.5). */
     const referrer = harnessReferrer(sql, "serviceAccountId")
