@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { detailsFromParseError, jsonPointer } from "@svc/core/errors"
-import { BoundedInt, BoundedString, OneOf, NamespaceId, PatternString, RequestBody } from "@svc/core/schema"
+import { AgentFieldRules, BoundedInt, BoundedString, OneOf, NamespaceId, PatternString, RequestBody, ResourceName } from "@svc/core/schema"
 import { Effect, Either, Schema } from "effect"
 
 const Body = RequestBody({
@@ -71,6 +71,19 @@ describe("parse failures as details[]", () => {
       expect(Either.isLeft(tooShort) ? yield* detailsFromParseError(tooShort.left) : []).toEqual([
         { code: "INVALID_VALUE", path: "/word" }
       ])
+    }))
+
+  it.effect("SPEC 8's character limits elsewhere count characters too: names (1-200), initial workspace files (16384)", () =>
+    Effect.gen(function* () {
+      const emoji = "\u{1F600}"
+      const problems = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
+        Either.match(Schema.decodeUnknownEither(schema)(input), { onLeft: detailsFromParseError, onRight: () => Effect.succeed([]) })
+      const Named = RequestBody({ name: ResourceName })
+      expect(yield* problems(Named, { name: emoji.repeat(200) })).toEqual([])
+      expect(yield* problems(Named, { name: emoji.repeat(201) })).toEqual([{ code: "TOO_LONG", path: "/name" }])
+      const files = AgentFieldRules.InitialWorkspaceFiles
+      expect(yield* problems(files, { "AGENTS.md": emoji.repeat(16384) })).toEqual([])
+      expect(yield* problems(files, { "AGENTS.md": emoji.repeat(16385) })).toEqual([{ code: "TOO_LONG", path: "/AGENTS.md" }])
     }))
 
   it.effect("escapes ~ and / in pointer segments (RFC 6901)", () =>

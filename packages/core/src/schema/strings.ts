@@ -14,21 +14,21 @@ export const charLength = (s: string): number => {
 }
 
 /** `Schema.minLength`/`maxLength` (same annotations and JSON Schema) counting characters. */
-const minChars = (min: number) =>
+export const minChars = (min: number, message = `must be at least ${min} characters`) =>
   Schema.filter<Schema.Schema<string>>((s) => s.length >= 2 * min || charLength(s) >= min, {
     schemaId: Schema.MinLengthSchemaId,
     title: `minLength(${min})`,
     description: `a string at least ${min} character(s) long`,
     jsonSchema: { minLength: min },
-    message: detailMessage("INVALID_VALUE", `must be at least ${min} characters`)
+    message: detailMessage("INVALID_VALUE", message)
   })
-const maxChars = (max: number) =>
+export const maxChars = (max: number, message = `must be at most ${max} characters`) =>
   Schema.filter<Schema.Schema<string>>((s) => s.length <= max || charLength(s) <= max, {
     schemaId: Schema.MaxLengthSchemaId,
     title: `maxLength(${max})`,
     description: `a string at most ${max} character(s) long`,
     jsonSchema: { maxLength: max },
-    message: detailMessage("TOO_LONG", `must be at most ${max} characters`)
+    message: detailMessage("TOO_LONG", message)
   })
 
 /**
@@ -69,8 +69,8 @@ export const RequestBody = <Fields extends Schema.Struct.Fields>(fields: Fields)
 
 /** 1-200 characters, no leading or trailing whitespace, no control characters (SPEC 2.4 names). */
 export const ResourceName = Schema.String.pipe(
-  Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must be at least 1 character") }),
-  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
+  minChars(1, "must be at least 1 character"),
+  maxChars(200),
   Schema.filter((s) => s.trim() === s && !/[\u0000-\u001f\u007f-\u009f]/.test(s) && !LONE_SURROGATE.test(s), {
     message: detailMessage("INVALID_FORMAT", "no leading or trailing whitespace, control characters or unpaired surrogates")
   })

@@ -3,7 +3,7 @@
  * `/plugins/details`; DESIGN §15 gives their requests: `{q?, cursor?}` and `{pluginId}`).
  */
 import { Schema } from "effect"
-import { detailMessage, PluginId, RequestBody } from "../../schema/index.js"
+import { detailMessage, maxChars, minChars, PluginId, RequestBody } from "../../schema/index.js"
 
 const Link = Schema.Struct({ label: Schema.String, url: Schema.String })
 
@@ -33,8 +33,8 @@ export const PluginList = Schema.Struct({
 }).annotations({ identifier: "PluginList" })
 
 const Query = Schema.String.pipe(
-  Schema.minLength(1, { message: detailMessage("INVALID_VALUE", "must not be empty") }),
-  Schema.maxLength(200, { message: detailMessage("TOO_LONG", "must be at most 200 characters") }),
+  minChars(1, "must not be empty"),
+  maxChars(200),
   Schema.filter((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s), { message: detailMessage("INVALID_FORMAT", "must not contain control characters") })
 )
 

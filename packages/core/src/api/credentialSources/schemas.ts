@@ -5,6 +5,7 @@
 import {
   BoundedString,
   CredentialSourceId,
+  maxChars,
   NamespaceId,
   OneOf,
   PatternString,
@@ -41,7 +42,7 @@ export const CredentialSourceRef = Schema.Struct({
 /** The live view of the source at the Credential Gateway (single read and create only). */
 export const CredentialSourceStatus = Schema.Struct({
   state: Schema.Literal("ready", "pending", "failed", "absent"),
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(512)))
+  reason: Schema.optional(Schema.String.pipe(maxChars(512)))
 }).annotations({ identifier: "CredentialSourceStatus" })
 export type CredentialSourceStatus = typeof CredentialSourceStatus.Type
 
