@@ -22,7 +22,12 @@ export const toRevision = (row: RevisionRow): AgentRevision => {
   })
   return {
     ...snapshot,
-    harness: { id: snapshot.harness.id, mode: snapshot.harness.mode, ...(unreadable.includes("harnessAuth") ? {} : { auth: settings.harnessAuth ?? null }) },
+    harness: {
+      id: snapshot.harness.id,
+      mode: snapshot.harness.mode,
+      ...(unreadable.includes("harnessAuth") ? {} : { auth: settings.harnessAuth ?? null }),
+      ...(snapshot.harness.credential === undefined ? {} : { credential: snapshot.harness.credential })
+    },
     plugins: { driver: snapshot.plugins.driver, ...(settings.plugins === undefined ? {} : { plugins: settings.plugins }) },
     ...(unreadable.includes("pluginApprovers") ? {} : { pluginApprovers: settings.pluginApprovers ?? null }),
     ...(unreadable.length === 0 ? {} : { configurationReadError: { code: "SAVED_CONFIGURATION_UNREADABLE", field: unreadable[0]! } }),

@@ -21,6 +21,7 @@ import { secretRef } from "../secrets/policy.js"
 import { AgentAdmission } from "./admission.js"
 import { harnessAtDeploy } from "./credentialSourceBinding.js"
 import { toRevision } from "./deploymentViews.js"
+import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 
 /** The harness every revision runs: an OpenClaw gateway. */
 export const HARNESS_ID = "openclaw"
@@ -66,6 +67,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
     const admission = yield* AgentAdmission
+    const serviceAccounts = yield* ServiceAccountBinding
     const installation = yield* InstallationConfiguration
     const admitHarnessAtDeploy = harnessAtDeploy(installation, sql)
 
@@ -124,6 +126,8 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
           plugins: from.plugins
         })
         yield* admitHarnessAtDeploy(namespaceId, agent.service_principal_id, from.harnessAuth)
+        // A rollback freezes the account's credential as it is now, as a deploy does.
+        const credential = yield* serviceAccounts.freeze(namespaceId, from.harnessAuth)
         const configuration = yield* from.configuration
         const secretIds = [...new Set(deliveredSecrets(configuration.secret_bindings, from.harnessAuth).map((d) => d.secretId))].sort()
         yield* admitSecrets(namespaceId, agent.service_principal_id, secretIds)
@@ -140,7 +144,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
           configurationId: configuration.id,
           configurationKind: "agent",
           secretBindings: configuration.secret_bindings,
-          harness: { id: HARNESS_ID, mode: from.executionMode, auth: from.harnessAuth },
+          harness: { id: HARNESS_ID, mode: from.executionMode, auth: from.harnessAuth, ...(credential === undefined ? {} : { credential }) },
           plugins: {
             driver: installation.drivers.plugin === undefined
               ? { id: "none", implementation: "none" }
@@ -186,6 +190,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
     WorkItemsRepo.Default,
     AuditLog.Default,
     Authorization.Default,
-    AgentAdmission.Default
+    AgentAdmission.Default,
+    ServiceAccountBinding.Default
   ]
 }) {}

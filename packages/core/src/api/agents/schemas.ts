@@ -2,7 +2,7 @@
  * Response bodies of the Agents API (SPEC 2.4, 2.6, 2.7). Request bodies and the field rules
  * they share with Presets and provisioning live in `fields.ts`.
  */
-import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, Timestamp } from "../../schema/index.js"
+import { AgentId, ConfigurationId, JsonValue, NamespaceId, RevisionId, SecretId, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { ConfigurationGeneration } from "../configurations/schemas.js"
 import { ExecutionMode, HarnessAuth, PluginApprovers, Plugins, RepositoryAccess, RepositoryBindings } from "./fields.js"
@@ -43,6 +43,17 @@ export type Agent = typeof Agent.Type
 
 const ComputeRef = Schema.Struct({ id: Schema.String, implementation: Schema.String })
 
+/**
+ * SPEC 2.6: the service account's credential a `provider_service_account` revision froze at
+ * deploy: its kind and, for a native account's `api_key`, the Secret reference. No bytes, no
+ * upstream metadata (SPEC 2.5).
+ */
+export const RevisionCredential = Schema.Struct({
+  kind: Schema.Literal("access_token", "api_key"),
+  secretRef: optional(Schema.Struct({ id: SecretId, key: Schema.String }))
+}).annotations({ identifier: "RevisionCredential" })
+export type RevisionCredential = typeof RevisionCredential.Type
+
 export const AgentRevision = Schema.Struct({
   id: RevisionId,
   agentId: AgentId,
@@ -58,7 +69,9 @@ export const AgentRevision = Schema.Struct({
     id: Schema.String,
     mode: ExecutionMode,
     /** Omitted when unreadable (`configurationReadError`). */
-    auth: optional(Schema.NullOr(HarnessAuth))
+    auth: optional(Schema.NullOr(HarnessAuth)),
+    /** provider_service_account only; absent from revisions deployed before it was frozen. */
+    credential: optional(RevisionCredential)
   }),
   plugins: Schema.Struct({ driver: ComputeRef, plugins: optional(Plugins) }),
   pluginApprovers: optional(Schema.NullOr(PluginApprovers)),

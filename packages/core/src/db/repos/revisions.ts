@@ -8,9 +8,20 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
-import { AgentId, ConfigurationId, NamespaceId, RevisionId } from "../../schema/ids.js"
+import { AgentId, ConfigurationId, NamespaceId, RevisionId, SecretId } from "../../schema/ids.js"
 
 const ComputeRef = Schema.Struct({ id: Schema.String, implementation: Schema.String })
+
+/**
+ * SPEC 2.6: what a `provider_service_account` revision freezes of the account's credential at
+ * deploy: its kind and, for a native account's `api_key`, the Secret reference (id and key).
+ * Never credential bytes.
+ */
+export const FrozenCredential = Schema.Struct({
+  kind: Schema.Literal("access_token", "api_key"),
+  secretRef: Schema.optional(Schema.Struct({ id: SecretId, key: Schema.String }))
+})
+export type FrozenCredential = typeof FrozenCredential.Type
 
 /**
  * A revision's snapshot as stored. The frozen settings (`harness.auth`, `plugins.plugins`,
@@ -28,7 +39,13 @@ export const RevisionSnapshot = Schema.Struct({
   configurationId: ConfigurationId,
   configurationKind: Schema.Literal("agent"),
   secretBindings: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  harness: Schema.Struct({ id: Schema.String, mode: Schema.Literal("embedded", "dedicated"), auth: Schema.optional(Schema.Unknown) }),
+  harness: Schema.Struct({
+    id: Schema.String,
+    mode: Schema.Literal("embedded", "dedicated"),
+    auth: Schema.optional(Schema.Unknown),
+    /** provider_service_account only; absent from revisions made before it was frozen. */
+    credential: Schema.optional(FrozenCredential)
+  }),
   plugins: Schema.Struct({ driver: ComputeRef, plugins: Schema.optional(Schema.Unknown) }),
   pluginApprovers: Schema.optional(Schema.Unknown),
   repositoryCredentials: Schema.Array(Schema.Unknown)
@@ -70,7 +87,9 @@ export const GatewaySnapshot = Schema.Struct({
       serviceAccountId: Schema.optional(Schema.String),
       /** credential_source: the source whose key the Credential Gateway's egress injects. */
       sourceId: Schema.optional(Schema.String)
-    })))
+    }))),
+    /** The frozen `FrozenCredential`; decoded by the worker, which refuses one that does not. */
+    credential: Schema.optional(Schema.Unknown)
   }),
   /** The frozen plugin selection; decoded by the worker, which warns about what it cannot use. */
   plugins: Schema.optional(Schema.Struct({ driver: ComputeRef, plugins: Schema.optional(Schema.Unknown) })),

@@ -52,6 +52,7 @@ const Issued = Schema.Struct({
 const DeliveredCredential = Schema.Struct({
   credential_kind: Schema.NullOr(Schema.Literal("api_key", "oauth_access_token", "access_token")),
   credential_secret_id: Schema.NullOr(SecretId),
+  credential_secret_key: Schema.NullOr(Schema.String),
   key_id: Schema.NullOr(Schema.String),
   nonce: Schema.NullOr(Schema.Uint8ArrayFromSelf),
   ciphertext: Schema.NullOr(Schema.Uint8ArrayFromSelf),
@@ -182,7 +183,7 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       Request: Key,
       Result: DeliveredCredential,
       execute: (key) => sql`
-        SELECT a.credential_kind, a.credential_secret_id, c.key_id, c.nonce, c.ciphertext, c.tag
+        SELECT a.credential_kind, a.credential_secret_id, a.credential_secret_key, c.key_id, c.nonce, c.ciphertext, c.tag
         FROM service_accounts a LEFT JOIN service_account_credentials c ON c.service_account_id = a.id
         WHERE a.id = ${key.id} AND a.namespace_id = ${key.namespace_id} AND a.state = 'ready'
       `
