@@ -126,7 +126,11 @@ describe("native service accounts: no ServiceAccount Driver (SPEC 4.5)", () => {
         expectError(yield* send(baseUrl, "POST", accountsPath(ns), admin.headers, { name: "n", managed: true }), 400, "INVALID_REQUEST", [
           { code: "UNKNOWN_FIELD", path: "/managed" }
         ])
-        expectError(yield* send(baseUrl, "POST", `${accountsPath(ns)}/sa_x/credentials`, admin.headers, {}), 400, "INVALID_REQUEST")
+        // SPEC 4's `sa_<id>`: an id of that shape that is not ours names nothing (404); outside it, 400.
+        expectError(yield* send(baseUrl, "POST", `${accountsPath(ns)}/sa_x/credentials`, admin.headers, {}), 404, "NOT_FOUND")
+        expectError(yield* send(baseUrl, "POST", `${accountsPath(ns)}/acct_x/credentials`, admin.headers, {}), 400, "INVALID_REQUEST", [
+          { code: "INVALID_FORMAT", path: "/serviceAccountId" }
+        ])
         const [n] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM service_accounts WHERE namespace_id IN (${failed}, ${deleting}, ${ns})`
         expect(n!.n).toBe(0)
       }))
