@@ -69,7 +69,7 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
       if (client === undefined) return yield* noGateway()
       const id = CredentialSourceId.make()
       const record = Effect.gen(function* () {
-        // SPEC 4.6, 7.4: any Namespace but a `ready` one (also a `deleting` one) is 409 NAMESPACE_NOT_READY.
+        // SPEC 4.6, 7.4: a Namespace that is not `ready` (a `deleting` one too) is 409 NAMESPACE_NOT_READY.
         const namespace = yield* namespaces.lockForWrite(namespaceId).pipe(Effect.catchTag("ResourceConflict", () => Effect.succeed(undefined)))
         if (namespace?.status !== "ready") return yield* new NamespaceNotReady({ message: "The Namespace is not ready." })
         const values = yield* revealSourceSecrets(namespaceId, fields.map(([field, ref]) => [field, ref.id as SecretId] as const))
