@@ -61,6 +61,13 @@ export type BindingTarget =
   | { readonly kind: "namespace"; readonly id: string }
   | { readonly kind: string; readonly id: string; readonly namespaceId: string }
 
+/** A Restriction of `permission` (every one by default) for `principalId` on one exact resource. */
+export const insertRestriction = (principalId: string, kind: string, resourceId: string, permission = "*") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`
+    INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
+    VALUES (${`rst_${crypto.randomUUID()}`}, ${principalId}, ${permission}, ${kind}, ${resourceId})
+  `)
+
 export const bindRole = (principalId: string, roleId: string, target: BindingTarget) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

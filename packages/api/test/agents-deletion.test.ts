@@ -14,10 +14,11 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { unavailableCompute } from "../../../testing/drivers.js"
-import { bindRole, createServicePrincipal, insertServiceKey } from "../../../testing/identity.js"
+import { bindRole, createServicePrincipal, insertRestriction, insertServiceKey } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import { RoleId } from "@svc/core/schema"
-import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
+import { BuiltinRoles } from "@svc/core/iam"
+import { apiTestLayer, bindViewerOn, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
 
 /** The context the engine hands a handler for its `attempt`-th attempt. */
 const attemptContext = (key: string, attempt: number) => {
@@ -94,6 +95,43 @@ describe("Agent deletion", () => {
           ["agent.removed", admin.principalId]
         ])
         expect(yield* sql`SELECT 1 FROM agents WHERE id = ${agent.id}`).toHaveLength(0)
+      }))
+
+    it.effect("SPEC 3: the removal takes the bindings on the Agent and of its principal, the bindings on those (transitively) and their Restrictions", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-policy@example.com")
+        const ns = yield* seedNamespace("teardown-policy")
+        const holder = yield* createServicePrincipal("teardown-policy-holder", ns)
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const bind = (kind: string, id: string) =>
+          Effect.map(bindViewerOn(baseUrl, admin.headers, ns, holder, { kind, id }), (created) => created.id as string)
+        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* call("POST", "agents", { name: "bot", configurationId: configuration.id }), 201)
+        const onAgent = yield* bind("agent", agent.id)
+        const onOnAgent = yield* bind("iam_access_binding", onAgent)
+        const ofPrincipal = yield* bindRole(agent.servicePrincipalId, BuiltinRoles.namespaceViewer.id, { kind: "namespace", id: ns })
+        const onOfPrincipal = yield* bind("iam_access_binding", ofPrincipal)
+        const onOnOfPrincipal = yield* bind("iam_access_binding", onOfPrincipal)
+        const doomed = [onAgent, onOnAgent, ofPrincipal, onOfPrincipal, onOnOfPrincipal]
+        for (const id of doomed) yield* insertRestriction(holder, "iam_access_binding", id)
+        const kept = yield* bind("namespace", ns)
+        const onKept = yield* bind("iam_access_binding", kept)
+
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`), 202).status).toBe("deleting")
+        const dataDir = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "svc-teardown-policy-")))
+        const local = Layer.succeed(Compute.ComputeDriver, Compute.makeLocalCompute(dataDir, { confinement: { kind: "shared-user" } }))
+        const removed = yield* teardownAgent({ namespaceId: ns, agentId: agent.id }, attemptContext(agent.id, 1)).pipe(
+          Effect.provide(local),
+          Effect.exit
+        )
+        yield* Effect.promise(() => fs.rm(dataDir, { recursive: true, force: true }))
+        expect(Exit.isSuccess(removed)).toBe(true)
+        expect(yield* sql`SELECT id FROM access_bindings WHERE id IN ${sql.in(doomed)}`).toEqual([])
+        expect(yield* sql`SELECT id FROM restrictions WHERE resource_id IN ${sql.in(doomed)}`).toEqual([])
+        const survivors = yield* sql<{ id: string }>`SELECT id FROM access_bindings WHERE id IN ${sql.in([kept, onKept])}`
+        expect(survivors.map((row) => row.id).sort()).toEqual([kept, onKept].sort())
       }))
 
     it.effect("SPEC 3: another actor takes a deletion over only once its initiator lost agent:delete; a repeat after failure queues a new teardown", () =>

@@ -8,9 +8,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { BuiltinRoles } from "@svc/core/iam"
 import { Effect } from "effect"
-import { bindRole, createServicePrincipal } from "../../../testing/identity.js"
+import { bindRole, createServicePrincipal, insertRestriction } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { apiTestLayer, bindViewerOn, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
 
 /** The bindings and Restrictions naming one exact resource. */
 const policyOn = (kind: string, id: string) =>
@@ -28,16 +28,11 @@ describe("deleting a resource removes the policy on it", () => {
     it.effect("Secret, Configuration, Preset, Role, service account and AccessBinding: 204 and their exact-resource bindings are gone", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
-        const sql = yield* SqlClient.SqlClient
         const admin = yield* seedAdmin("cleanup-admin@example.com")
         const ns = yield* seedNamespace("cleanup")
         const holder = yield* createServicePrincipal("cleanup-holder", ns)
         const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
-        const bindingOn = (kind: string, id: string) =>
-          Effect.map(
-            call("POST", "iam/access-bindings", { principalId: holder, roleId: BuiltinRoles.namespaceViewer.id, resource: { kind, id } }),
-            (created) => expectData(created, 201)
-          )
+        const bindingOn = (kind: string, id: string) => bindViewerOn(baseUrl, admin.headers, ns, holder, { kind, id })
         const resources = [
           { kind: "secret", path: "secrets", body: { name: "s", value: "v" } },
           { kind: "configuration", path: "configurations", body: { kind: "agent", values: {} } },
@@ -55,8 +50,7 @@ describe("deleting a resource removes the policy on it", () => {
         for (const resource of resources) {
           const created = expectData(yield* call("POST", resource.path, resource.body), 201)
           const binding = yield* bindingOn(resource.kind, created.id)
-          yield* sql`INSERT INTO restrictions (id, principal_id, permission, resource_kind, resource_id)
-            VALUES (${`rst_${crypto.randomUUID()}`}, ${holder}, '*', ${resource.kind}, ${created.id})`
+          yield* insertRestriction(holder, resource.kind, created.id)
           expect(yield* policyOn(resource.kind, created.id)).toEqual({ bindings: 1, restrictions: 1 })
           expect((yield* call("DELETE", `${resource.path}/${created.id}`)).status).toBe(204)
           expect(yield* policyOn(resource.kind, created.id)).toEqual({ bindings: 0, restrictions: 0 })
@@ -64,12 +58,48 @@ describe("deleting a resource removes the policy on it", () => {
         }
         for (const survivor of survivors) expect(yield* policyOn(survivor.kind, survivor.id)).toEqual({ bindings: 1, restrictions: 0 })
 
-        // A binding on a binding goes with it.
+        // A binding on a binding goes with it, and so does one on that one.
         const target = yield* bindingOn("namespace", ns)
         const onTarget = yield* bindingOn("iam_access_binding", target.id)
+        const onOnTarget = yield* bindingOn("iam_access_binding", onTarget.id)
+        yield* insertRestriction(holder, "iam_access_binding", onTarget.id)
         expect((yield* call("DELETE", `iam/access-bindings/${target.id}`)).status).toBe(204)
         expect(yield* policyOn("iam_access_binding", target.id)).toEqual({ bindings: 0, restrictions: 0 })
+        expect(yield* policyOn("iam_access_binding", onTarget.id)).toEqual({ bindings: 0, restrictions: 0 })
         expectError(yield* call("GET", `iam/access-bindings/${onTarget.id}`), 404, "NOT_FOUND")
+        expectError(yield* call("GET", `iam/access-bindings/${onOnTarget.id}`), 404, "NOT_FOUND")
+      }))
+
+    it.effect("deleting a service principal removes its bindings, the bindings on them (transitively) and their Restrictions; others stay", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("cleanup-sp@example.com")
+        const ns = yield* seedNamespace("cleanup-sp")
+        const holder = yield* createServicePrincipal("cleanup-sp-holder", ns)
+        const doomed = yield* createServicePrincipal("cleanup-sp-doomed", ns)
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const bind = (principalId: string, kind: string, id: string) =>
+          Effect.map(bindViewerOn(baseUrl, admin.headers, ns, principalId, { kind, id }), (created) => created.id as string)
+        const own = yield* bind(doomed, "namespace", ns)
+        const onOwn = yield* bind(holder, "iam_access_binding", own)
+        const onOnOwn = yield* bind(holder, "iam_access_binding", onOwn)
+        yield* insertRestriction(holder, "iam_access_binding", own)
+        yield* insertRestriction(holder, "iam_access_binding", onOwn)
+        // The holder's own binding, with a binding on it: neither names anything removed.
+        const kept = yield* bind(holder, "namespace", ns)
+        const onKept = yield* bind(holder, "iam_access_binding", kept)
+        yield* insertRestriction(holder, "iam_access_binding", kept)
+
+        expect((yield* call("DELETE", `iam/service-principals/${doomed}`)).status).toBe(204)
+        for (const gone of [own, onOwn, onOnOwn]) expectError(yield* call("GET", `iam/access-bindings/${gone}`), 404, "NOT_FOUND")
+        expect(yield* policyOn("iam_access_binding", own)).toEqual({ bindings: 0, restrictions: 0 })
+        expect(yield* policyOn("iam_access_binding", onOwn)).toEqual({ bindings: 0, restrictions: 0 })
+        expect(yield* policyOn("iam_access_binding", kept)).toEqual({ bindings: 1, restrictions: 1 })
+        expect(expectData(yield* call("GET", `iam/access-bindings/${onKept}`), 200).id).toBe(onKept)
+        expect(yield* sql`
+          SELECT details FROM audit_events WHERE kind = 'iam.service-principal.deleted' AND resource_id = ${doomed}
+        `).toEqual([{ details: { removedBindings: 3 } }])
       }))
 
     it.effect("a Role still granted by a binding is 409 to DELETE and nothing is removed; bindings ON it do not block", () =>

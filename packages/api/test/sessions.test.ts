@@ -154,6 +154,32 @@ describe("sessions: GET /api/auth/session and POST /api/auth/sign-out", () => {
         expectError(yield* signOut(baseUrl, { "x-api-key": key }), 401, "UNAUTHENTICATED")
       }))
 
+    it.effect("sign-out whose revoke the database refuses (not a lost connection) is 503 DEPENDENCY_UNAVAILABLE; the session and cookie stay", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const { issued } = yield* seeded("refused-revoke@example.test")
+        // A real statement error (SQLSTATE P0001) on the revoke only; reads still work.
+        yield* sql.unsafe(`
+          CREATE OR REPLACE FUNCTION test_refuse_revoke() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NEW.revoked_at IS NOT NULL THEN RAISE EXCEPTION 'session store refused'; END IF;
+            RETURN NEW;
+          END $$`)
+        yield* sql.unsafe(`CREATE TRIGGER test_refuse_revoke BEFORE UPDATE ON sessions FOR EACH ROW EXECUTE FUNCTION test_refuse_revoke()`)
+        const refused = yield* signOut(baseUrl, browser(issued.token)).pipe(
+          Effect.ensuring(Effect.orDie(sql.unsafe(`DROP TRIGGER test_refuse_revoke ON sessions`)))
+        )
+        expectError(refused, 503, "DEPENDENCY_UNAVAILABLE")
+        expect(refused.body.error.message).toBe("Authentication is unavailable; retry later.")
+        expect(setCookieOf(refused)).toBeNull()
+        expect(yield* sql`SELECT revoked_at FROM sessions WHERE id = ${issued.id}`).toEqual([{ revoked_at: null }])
+        expect((yield* session(baseUrl, cookieHeader(issued.token))).status).toBe(200)
+        // The retry, once the store accepts it, signs out.
+        expectData(yield* signOut(baseUrl, browser(issued.token)), 200, {})
+        expectError(yield* session(baseUrl, cookieHeader(issued.token)), 401, "UNAUTHENTICATED")
+      }))
+
     // Last: it takes the database away for a moment.
     it.effect("503 DEPENDENCY_UNAVAILABLE when the database is unreachable; anonymous inspection needs none", () =>
       Effect.gen(function* () {

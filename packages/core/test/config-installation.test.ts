@@ -238,9 +238,27 @@ describe("Installation configuration", () => {
         .toEqual({ address: "127.0.0.1:7001", tls: false })
     })
 
+    it("takes a bracketed IPv6 literal in host:port as in an origin", () => {
+      const plain = { auth: bearer, insecureTransport: "network-policy" }
+      expect(sandboxGatewayTarget(gateway({ endpoint: "[::1]:8443", ...plain }))).toEqual({ address: "[::1]:8443", tls: false })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "[::1]:8443", rootCertificatePath: "/ca.pem", auth: bearer })))
+        .toEqual({ address: "[::1]:8443", tls: true })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "[fd00:0:0:0:0:0:0:7]:65535", ...plain })))
+        .toEqual({ address: "[fd00:0:0:0:0:0:0:7]:65535", tls: false })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "[::ffff:10.0.0.1]:1", ...plain }))).toEqual({ address: "[::ffff:10.0.0.1]:1", tls: false })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "http://[::1]:8443", ...plain }))).toEqual({ address: "[::1]:8443", tls: false })
+      expect(sandboxGatewayTarget(gateway({ endpoint: "https://[::1]", auth: bearer }))).toEqual({ address: "[::1]:443", tls: true })
+    })
+
     it("rejects an endpoint with credentials, query or fragment, and a bad port", () => {
       const message = "must be host:port or an http(s) origin without credentials, path, query or fragment"
-      for (const endpoint of ["https://user:pw@gw.example.com", "https://gw.example.com?x=1", "https://gw.example.com#f", "gw:0", "gw:65536", "gw"]) {
+      for (const endpoint of [
+        "https://user:pw@gw.example.com", "https://gw.example.com?x=1", "https://gw.example.com#f", "gw:0", "gw:65536", "gw",
+        "https://gw.example.com:0", "gw:080000",
+        // IPv6: only bracketed, a valid literal, no zone, with a port in range.
+        "::1:8443", "[::1]", "[::1]:", "[::1]:0", "[::1]:65536", "[1::2::3]:80", "[::g]:80", "[]:80", "[127.0.0.1]:80",
+        "[fe80::1%eth0]:80", "[fe80::1%25eth0]:80", "[::1]x:80", "[::1]:80:80", "http://[::1]x:80", "http://::1:8443"
+      ]) {
         expect(problems(withConfiguration({ endpoint, auth: bearer }))).toContain(`backends[0].configuration.endpoint: ${message}`)
       }
     })

@@ -60,7 +60,8 @@ const failureOf = <A, R>(effect: Effect.Effect<A, WorkFailure, R>) =>
     if (Exit.isSuccess(exit)) throw new Error("expected a failure")
     const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
     expect(failure).toBeInstanceOf(WorkFailure)
-    return { code: failure!.code, message: failure!.message, permanent: failure!.permanent }
+    // Not permanent (absent) means retried.
+    return { code: failure!.code, message: failure!.message, permanent: failure!.permanent ?? false }
   })
 
 layer(TestDatabase, { timeout: 60_000 })("agent.provision", (it) => {
@@ -157,5 +158,32 @@ layer(TestDatabase, { timeout: 60_000 })("agent.provision", (it) => {
       yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${sourceId}, ${ready.namespaceId}, 's', 'modelvendor', 'ready')`
       yield* provisionAgent(ready)
       expect(yield* state(ready.namespaceId, ready.workId)).toMatchObject({ done: true, agents: 1 })
+    }))
+
+  // The lock is the repositories' (as admission's); a database failure there stays retryable.
+  it.effect("a database failure while locking the bound credential is a retryable failure; the retry provisions", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const bound = [
+        { table: "credential_sources", harnessAuth: { method: "credential_source", sourceId: CredentialSourceId.make() } },
+        { table: "service_accounts", harnessAuth: { method: "provider_service_account", serviceAccountId: ServiceAccountId.make() } }
+      ]
+      for (const { table, harnessAuth } of bound) {
+        const record = yield* admitted(`Bound-fault-${table}`, harnessAuth)
+        if ("sourceId" in harnessAuth) {
+          yield* sql`INSERT INTO credential_sources (id, namespace_id, name, type, state) VALUES (${harnessAuth.sourceId}, ${record.namespaceId}, 's', 'modelvendor', 'ready')`
+        } else {
+          yield* sql`INSERT INTO service_accounts (id, namespace_id, name, backend_id, upstream_name, state) VALUES (${harnessAuth.serviceAccountId}, ${record.namespaceId}, 'a', 'accounts-main', ${`a-${harnessAuth.serviceAccountId}`}, 'ready')`
+        }
+        // A real statement error (42703) on the lock's table only, until the column is back.
+        yield* sql.unsafe(`ALTER TABLE ${table} RENAME COLUMN state TO state_hidden`)
+        const failed = yield* failureOf(provisionAgent(record)).pipe(
+          Effect.ensuring(Effect.orDie(sql.unsafe(`ALTER TABLE ${table} RENAME COLUMN state_hidden TO state`)))
+        )
+        expect(failed).toEqual({ code: "DEPENDENCY_UNAVAILABLE", message: "The database was unavailable; the work will be retried.", permanent: false })
+        expect(yield* state(record.namespaceId, record.workId)).toMatchObject({ phase: "transport", agent_id: null, agents: 0 })
+        yield* provisionAgent(record)
+        expect(yield* state(record.namespaceId, record.workId)).toMatchObject({ done: true, agents: 1 })
+      }
     }))
 })

@@ -1,4 +1,5 @@
 import { HttpApp } from "@effect/platform"
+import type { SqlError } from "@effect/sql/SqlError"
 import { InspectedSession } from "@svc/core/api"
 import { AccountsRepo, SessionsRepo } from "@svc/core/db"
 import { DependencyUnavailable, Unauthenticated } from "@svc/core/errors"
@@ -7,6 +8,16 @@ import { Effect, Option } from "effect"
 import { clearSessionCookie } from "../auth/sessions.js"
 import { AuthSettings } from "../auth/settings.js"
 import { anyExternalProvider, enabledProviders } from "./providers.js"
+
+/**
+ * SPEC 5.9: the session store failing, however it fails, is authentication unavailable (503),
+ * never a 500 and never a guess.
+ */
+const authenticationUnavailable = (action: string) => (error: SqlError) =>
+  Effect.zipRight(
+    Effect.logWarning(`${action} could not reach the database`, error),
+    Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." }))
+  )
 
 /** The caller's own session: sign-out, what the session is, and which providers are on. */
 export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
@@ -22,7 +33,8 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
       if (caller.credential._tag !== "Session") {
         return yield* new Unauthenticated({ message: "Sign-out needs a session." })
       }
-      yield* sessions.revoke(caller.credential.sessionId).pipe(Effect.orDie)
+      // Not revoked means not signed out: the cookie is kept, so the client knows to retry.
+      yield* sessions.revoke(caller.credential.sessionId).pipe(Effect.catchTag("SqlError", authenticationUnavailable("sign-out")))
       yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.orDie(clearSessionCookie(response, settings)))
       return {}
     })
@@ -34,8 +46,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
       const credential = inspected.value.credential
       if (credential._tag !== "Session") return null
       const account = yield* accounts.findProfile(credential.accountId).pipe(
-        Effect.catchTag("SqlError", () =>
-          Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." })))
+        Effect.catchTag("SqlError", authenticationUnavailable("session inspection"))
       )
       if (Option.isNone(account)) return yield* new Unauthenticated({ message: "The session is invalid, expired or revoked." })
       const { id, email, name } = account.value

@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { ApiGroupsLive, AuthSettings, SvcApi } from "@svc/api"
 import { defaultInstallationConfig, type InstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import { httpPipeline } from "@svc/core/http"
+import { BuiltinRoles } from "@svc/core/iam"
 import { Effect, Layer } from "effect"
 import { expect } from "vitest"
 import { migratedDatabaseLayer } from "../../../../testing/database.js"
@@ -82,6 +83,17 @@ export const expectData = (result: Result, status: number) => {
   expect(result.body.meta.requestId).toMatch(REQUEST_ID)
   return result.body.data
 }
+
+/** `namespace-viewer` bound to `principalId` on one resource of the Namespace through the API, as `headers`. */
+export const bindViewerOn = (baseUrl: string, headers: Headers, namespaceId: string, principalId: string, resource: { kind: string; id: string }) =>
+  Effect.map(
+    send(baseUrl, "POST", `/namespaces/${namespaceId}/iam/access-bindings`, headers, {
+      principalId,
+      roleId: BuiltinRoles.namespaceViewer.id,
+      resource
+    }),
+    (created) => expectData(created, 201)
+  )
 
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 

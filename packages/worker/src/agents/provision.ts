@@ -13,7 +13,16 @@
  */
 import { SqlClient } from "@effect/sql"
 import { recordAudit } from "@svc/core/audit"
-import { AgentsRepo, isForeignKeyViolation, isUniqueViolation, NamespacesRepo, ProvisioningRepo, type ProvisioningRow } from "@svc/core/db"
+import {
+  AgentsRepo,
+  CredentialSourcesRepo,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  NamespacesRepo,
+  ProvisioningRepo,
+  type ProvisioningRow,
+  ServiceAccountsRepo
+} from "@svc/core/db"
 import { AgentId, ConfigurationId, ServicePrincipalId, type WorkId } from "@svc/core/schema"
 import { AGENT_PROVISION, AgentProvisionPayload, AgentProvisionRequest, insertAgent, insertConfiguration } from "@svc/core/tenancy"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -35,7 +44,13 @@ const permanent = (code: keyof typeof ProvisionWorkCodes, message: string) =>
 const nameTaken = () => permanent("RESOURCE_CONFLICT", "An Agent with this name already exists in the Namespace.")
 
 /** What a phase reads and writes; provided by each entry point, so callers need only an SqlClient. */
-const ProvisionRepos = Layer.mergeAll(ProvisioningRepo.Default, AgentsRepo.Default, NamespacesRepo.Default)
+const ProvisionRepos = Layer.mergeAll(
+  ProvisioningRepo.Default,
+  AgentsRepo.Default,
+  NamespacesRepo.Default,
+  CredentialSourcesRepo.Default,
+  ServiceAccountsRepo.Default
+)
 
 const decodeRequest = Schema.decodeUnknownOption(AgentProvisionRequest)
 

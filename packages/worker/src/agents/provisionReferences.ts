@@ -4,9 +4,11 @@
  * referenced it, so its DELETE could pass. The phase therefore locks it FOR KEY SHARE in the
  * transaction that writes the Agent (a DELETE that looks later sees the Agent, SPEC 4.5, 4.6)
  * and fails for good when it is gone (404) or no longer `ready` (409: a `registering` or
- * `deleting` source cannot be bound, SPEC 3).
+ * `deleting` source cannot be bound, SPEC 3). The locks are the repositories' own, the ones
+ * admission takes.
  */
-import { SqlClient } from "@effect/sql"
+import { CredentialSourcesRepo, ServiceAccountsRepo } from "@svc/core/db"
+import { CredentialSourceId, type NamespaceId, ServiceAccountId } from "@svc/core/schema"
 import { Effect, Option, Schema } from "effect"
 import { WorkFailure } from "../engine/failure.js"
 
@@ -18,18 +20,29 @@ const BoundCredential = Schema.Struct({
 })
 const boundCredential = Schema.decodeUnknownOption(BoundCredential)
 
-export const lockBoundCredential = (namespaceId: string, settings: unknown) =>
+/**
+ * The bound row's state, locked through its repository (a database failure stays an SqlError: the
+ * phase retries on it); none when the Namespace has no such row, as for an id of another shape.
+ */
+const lockedState = (namespaceId: NamespaceId, auth: typeof BoundCredential.Type["harnessAuth"]) =>
+  Effect.gen(function* () {
+    if (auth.method === "credential_source") {
+      if (!CredentialSourceId.isValid(auth.sourceId)) return Option.none()
+      const sources = yield* CredentialSourcesRepo
+      return Option.map(yield* sources.lockForBindingRetryable({ id: auth.sourceId, namespace_id: namespaceId }), (row) => row.state)
+    }
+    if (!ServiceAccountId.isValid(auth.serviceAccountId)) return Option.none()
+    const accounts = yield* ServiceAccountsRepo
+    return Option.map(yield* accounts.lockSharedRetryable({ id: auth.serviceAccountId, namespace_id: namespaceId }), (row) => row.state)
+  })
+
+export const lockBoundCredential = (namespaceId: NamespaceId, settings: unknown) =>
   Effect.gen(function* () {
     const bound = boundCredential(settings)
     if (Option.isNone(bound)) return
-    const sql = yield* SqlClient.SqlClient
     const auth = bound.value.harnessAuth
-    const [what, rows] = auth.method === "credential_source"
-      ? ["credential source", yield* sql<{ state: string }>`
-          SELECT state FROM credential_sources WHERE id = ${auth.sourceId} AND namespace_id = ${namespaceId} FOR KEY SHARE`] as const
-      : ["service account", yield* sql<{ state: string }>`
-          SELECT state FROM service_accounts WHERE id = ${auth.serviceAccountId} AND namespace_id = ${namespaceId} FOR KEY SHARE`] as const
-    const state = rows[0]?.state
+    const what = auth.method === "credential_source" ? "credential source" : "service account"
+    const state = Option.getOrUndefined(yield* lockedState(namespaceId, auth))
     if (state === "ready") return
     return yield* new WorkFailure(
       state === undefined

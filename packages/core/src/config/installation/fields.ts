@@ -45,19 +45,34 @@ export const HttpsUrl = Schema.String.pipe(
   }, { message: () => "must be an https URL without user name or password (http only for a loopback host)" })
 )
 
-/** `host:port`, or an http/https origin without credentials, path, query or fragment. */
+/** An IPv6 literal in brackets, as a URL host takes it (no zone identifier). */
+const isBracketedIpv6 = (host: string): boolean => {
+  if (!/^\[[0-9A-Fa-f:.]+\]$/.test(host)) return false
+  try {
+    new URL(`http://${host}/`)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const isPort = (digits: string): boolean => digits.length <= 5 && Number(digits) >= 1 && Number(digits) <= 65535
+
+/**
+ * `host:port` (the host a name, an IPv4 address or a bracketed IPv6 literal, as in
+ * `[::1]:8443`: unbracketed, an IPv6 address's colons would run into the port), or an
+ * http/https origin without credentials, path, query or fragment. Port 0 is refused in both.
+ */
 export const Endpoint = Schema.String.pipe(
   Schema.filter((s) => {
-    const hostPort = /^[A-Za-z0-9.-]+:([0-9]{1,5})$/.exec(s)
+    const hostPort = /^(\[[^\]]*\]|[A-Za-z0-9.-]+):([0-9]+)$/.exec(s)
     if (hostPort) {
-      const port = Number(hostPort[1])
-      return port >= 1 && port <= 65535
+      const [, host = "", port = ""] = hostPort
+      return (!host.startsWith("[") || isBracketedIpv6(host)) && isPort(port)
     }
-    const origin = /^https?:\/\/[^/?#@]+$/.test(s)
-    if (!origin) return false
+    if (!/^https?:\/\/[^/?#@]+$/.test(s)) return false
     try {
-      new URL(s)
-      return true
+      return new URL(s).port !== "0"
     } catch {
       return false
     }

@@ -9,6 +9,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { afterCursor, type PageQuery, pageQuery } from "../pageQuery.js"
+import { deleteBindingsWhere } from "./bindings.js"
 import { AGENT_DEPLOY } from "../../tenancy/agents.js"
 import { AgentId, ConfigurationId, NamespaceId, RevisionId, ServicePrincipalId } from "../../schema/ids.js"
 
@@ -243,14 +244,15 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
 
     /**
      * Deletes the Agent and everything it owns: its revisions, its principal with its keys, and
-     * the policy on the Agent, its revisions and its principal. Call inside a transaction.
+     * the policy on the Agent, its revisions and its principal (with the bindings on the removed
+     * bindings). Call inside a transaction.
      */
     const removeWithPrincipal = (agentId: AgentId, principal: ServicePrincipalId) =>
       Effect.gen(function* () {
         const onAgent = sql`principal_id = ${principal}
           OR (resource_kind = 'agent' AND resource_id = ${agentId})
           OR (resource_kind = 'agent_revision' AND resource_id IN (SELECT id FROM agent_revisions WHERE agent_id = ${agentId}))`
-        yield* sql`DELETE FROM access_bindings WHERE ${onAgent}`
+        yield* deleteBindingsWhere(sql, onAgent)
         yield* sql`DELETE FROM restrictions WHERE ${onAgent}`
         yield* sql`UPDATE agents SET active_revision_id = NULL WHERE id = ${agentId}`
         yield* sql`DELETE FROM agent_revisions WHERE agent_id = ${agentId}`

@@ -54,22 +54,53 @@ const targetTables: Partial<Record<ResourceRef["kind"], string>> = {
 }
 
 /**
+ * CTEs for a statement that begins `WITH RECURSIVE`: `doomed (id, namespace_id)` is the bindings
+ * `seed` selects and, transitively, every binding that names one of them as its exact resource
+ * (a binding is itself bindable); `unbound` deletes them all and answers their ids, and the
+ * Restrictions on them go too. Without the closure, removing a binding left the bindings on it
+ * (and those on these) naming a target that no longer exists.
+ */
+const removeClosure = (sql: SqlClient.SqlClient, seed: Statement.Fragment) => sql`
+  doomed (id, namespace_id) AS (
+    ${seed}
+    UNION
+    SELECT b.id, b.namespace_id FROM access_bindings b JOIN doomed d
+      ON b.resource_kind = 'iam_access_binding' AND b.resource_id = d.id AND b.namespace_id = d.namespace_id
+  ),
+  unbound AS (DELETE FROM access_bindings b USING doomed d WHERE b.id = d.id RETURNING b.id),
+  unrestricted_bindings AS (
+    DELETE FROM restrictions x USING doomed d WHERE x.resource_kind = 'iam_access_binding' AND x.resource_id = d.id
+  )
+`
+
+/**
  * `deletion` (a `DELETE ... RETURNING id, namespace_id`, plus whatever its caller reads) as one
  * statement that also deletes the AccessBindings and Restrictions naming a deleted row as their
- * exact resource of `kind`: the policy on a resource goes with it, whichever path deletes it
- * (SPEC 3 for an Agent; docs/decisions/iam.md for the others). Bindings that only USE a deleted
- * Role are not touched (they keep the Role from being deleted). Answers `deletion`'s rows.
+ * exact resource of `kind`, and the bindings on those bindings (`removeClosure`): the policy on a
+ * resource goes with it, whichever path deletes it (SPEC 3 for an Agent; docs/decisions/iam.md
+ * for the others). Bindings that only USE a deleted Role are not touched (they keep the Role from
+ * being deleted). Answers `deletion`'s rows.
  */
 export const deleteWithPolicy = (sql: SqlClient.SqlClient, kind: ResourceRef["kind"], deletion: Statement.Statement<unknown>) => sql`
-  WITH removed AS (${deletion}),
-    unbound AS (
-      DELETE FROM access_bindings b USING removed
-      WHERE b.resource_kind = ${kind} AND b.resource_id = removed.id AND b.namespace_id = removed.namespace_id
-    ),
+  WITH RECURSIVE removed AS (${deletion}),
+    ${removeClosure(sql, sql`
+      SELECT b.id, b.namespace_id FROM access_bindings b JOIN removed r
+        ON b.resource_kind = ${kind} AND b.resource_id = r.id AND b.namespace_id = r.namespace_id
+    `)},
     unrestricted AS (
       DELETE FROM restrictions x USING removed WHERE x.resource_kind = ${kind} AND x.resource_id = removed.id
     )
   SELECT * FROM removed
+`
+
+/**
+ * Deletes, in one statement, the AccessBindings `where` selects (a condition over
+ * `access_bindings`' own columns), every binding on one of them, transitively, and the
+ * Restrictions on all of these. Answers the ids of every binding removed.
+ */
+export const deleteBindingsWhere = (sql: SqlClient.SqlClient, where: Statement.Fragment) => sql<{ id: string }>`
+  WITH RECURSIVE ${removeClosure(sql, sql`SELECT id, namespace_id FROM access_bindings WHERE ${where}`)}
+  SELECT id FROM unbound
 `
 
 const columns = "id, namespace_id, principal_id, role_id, resource_kind, resource_id, created_at"
@@ -156,7 +187,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
     const removeForPrincipal = SqlSchema.findAll({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
-      execute: (principalId) => sql`DELETE FROM access_bindings WHERE principal_id = ${principalId} RETURNING id`
+      execute: (principalId) => deleteBindingsWhere(sql, sql`principal_id = ${principalId}`)
     })
 
     /**
@@ -212,7 +243,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
       targetExists,
       /** Whether any AccessBinding grants the Role (a referenced Role cannot be deleted). */
       isRoleReferenced: (roleId: RoleId) => anyForRole(roleId).pipe(Effect.map(Option.isSome), Effect.orDie),
-      /** Removes every AccessBinding of a principal; how many there were. */
+      /** Removes every AccessBinding of a principal, and those on them; how many there were. */
       removeForPrincipal: (principalId: string) =>
         removeForPrincipal(principalId).pipe(Effect.map((rows) => rows.length), Effect.orDie)
     }

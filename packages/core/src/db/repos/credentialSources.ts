@@ -141,6 +141,8 @@ export class CredentialSourcesRepo extends Effect.Service<CredentialSourcesRepo>
       find: (key: typeof Key.Type) => find(key).pipe(Effect.orDie),
       lockForUpdate: (key: typeof Key.Type) => lockForUpdate(key).pipe(Effect.orDie),
       lockForBinding: (key: typeof Key.Type) => lockForBinding(key).pipe(Effect.orDie),
+      /** As `lockForBinding`, keeping the SqlError for a caller that retries on it (a worker's phase). */
+      lockForBindingRetryable: (key: typeof Key.Type) => lockForBinding(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       transition: (t: typeof Transition.Type) => transition(t).pipe(Effect.map(Option.isSome), Effect.orDie),
       removeUnsettled: (r: { readonly id: CredentialSourceId; readonly state: CredentialSourceState }) =>
         removeUnsettled(r).pipe(Effect.map(Option.isSome), Effect.orDie),

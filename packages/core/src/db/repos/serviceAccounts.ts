@@ -204,6 +204,8 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       find: (key: typeof Key.Type) => find(key).pipe(Effect.orDie),
       lock: (key: typeof Key.Type) => lock(key).pipe(Effect.orDie),
       lockShared: (key: typeof Key.Type) => lockShared(key).pipe(Effect.orDie),
+      /** As `lockShared`, keeping the SqlError for a caller that retries on it (a worker's phase). */
+      lockSharedRetryable: (key: typeof Key.Type) => lockShared(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       link: (req: typeof Linked.Type) => link(req).pipe(Effect.orDie),
       setNativeReference: (req: typeof NativeReference.Type) => setNativeReference(req).pipe(Effect.orDie),
       recordIssued: (req: typeof Issued.Type) => recordIssued(req).pipe(Effect.orDie),
