@@ -58,8 +58,8 @@ export interface FakeCodeHost {
   readonly gitOutputClosed: () => number
   /** Token requests answer 201 with part of the body and never finish (false: normally). */
   readonly stallMints: (stall: boolean) => void
-  /** Stalled token requests the client hung up on. */
-  readonly stalledMintsClosed: () => number
+  /** Token requests stalled so far, and how many of them the client hung up on. */
+  readonly stalledMints: () => { readonly started: number; readonly closed: number }
   /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
   readonly failRevocations: (status: number | undefined) => void
   readonly close: () => Promise<void>
@@ -150,6 +150,7 @@ export const startFakeCodeHost = async (
   let gitPlan: GitOutputPlan | false = false
   let gitOutputClosed = 0
   let stallMints = false
+  let stalledMintsStarted = 0
   let stalledMintsClosed = 0
 
   const streamGitOutput = (res: http.ServerResponse, plan: GitOutputPlan) => {
@@ -267,6 +268,7 @@ export const startFakeCodeHost = async (
         permissions?: Record<string, string>
       }
       if (stallMints) {
+        stalledMintsStarted++
         res.on("close", () => stalledMintsClosed++)
         res.writeHead(201, { "content-type": "application/json" })
         return void res.write("{\"token\": ")
@@ -376,7 +378,7 @@ export const startFakeCodeHost = async (
     stallMints: (stall) => {
       stallMints = stall
     },
-    stalledMintsClosed: () => stalledMintsClosed,
+    stalledMints: () => ({ started: stalledMintsStarted, closed: stalledMintsClosed }),
     failRevocations: (status) => {
       revocationFailure = status
     },

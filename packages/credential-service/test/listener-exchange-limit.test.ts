@@ -144,6 +144,8 @@ describe("exchange time limit", () => {
     host().stallMints(true)
     try {
       await expectOvertime(await read(bearer))
+      // What it waited on was the mint the code host holds.
+      expect(host().stalledMints().started).toBe(1)
     } finally {
       host().stallMints(false)
     }

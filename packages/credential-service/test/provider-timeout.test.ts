@@ -25,7 +25,7 @@ describe("provider action time limit", () => {
     const second = await open()
     host().stallMints(true)
     const stalled = read(first)
-    while (mints() === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    while (host().stalledMints().started === 0) await new Promise((resolve) => setTimeout(resolve, 20))
     host().stallMints(false)
     // One provider action at a time: this session's mint waits for the stalled one.
     const queued = read(second)
@@ -38,8 +38,8 @@ describe("provider action time limit", () => {
     ])
     const served = await queued
     expect([served.status, ((await served.json()) as { id: number }).id]).toEqual([200, 1001])
-    while (host().stalledMintsClosed() === 0) await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(host().stalledMintsClosed()).toBe(1)
+    while (host().stalledMints().closed === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(host().stalledMints()).toEqual({ started: 1, closed: 1 })
     expect(linesWith(service().process.output(), CUT).map((line) => [line.level, line.annotations.limitSeconds])).toEqual([
       ["WARN", L.providerActionSeconds]
     ])
