@@ -49,9 +49,26 @@ export interface FakeCodeHost {
    */
   readonly endlessRepositoryReads: (bytes: number | false) => void
   readonly endlessClosed: () => number
+  /**
+   * Authorized Git requests answer 200 and stream `bytes` (honouring backpressure: nothing is
+   * buffered), declaring the length when asked, and then end, or stall for ever (false: Git as
+   * usual). `gitOutputClosed` counts those the client hung up on before the end.
+   */
+  readonly gitOutput: (plan: GitOutputPlan | false) => void
+  readonly gitOutputClosed: () => number
+  /** Token requests answer 201 with part of the body and never finish (false: normally). */
+  readonly stallMints: (stall: boolean) => void
+  /** Token requests stalled so far, and how many of them the client hung up on. */
+  readonly stalledMints: () => { readonly started: number; readonly closed: number }
   /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
   readonly failRevocations: (status: number | undefined) => void
   readonly close: () => Promise<void>
+}
+
+export interface GitOutputPlan {
+  readonly bytes: number
+  readonly declareLength?: boolean
+  readonly stall?: boolean
 }
 
 const GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
@@ -130,6 +147,36 @@ export const startFakeCodeHost = async (
   let revocationFailure: number | undefined
   let endless: number | false = false
   let endlessClosed = 0
+  let gitPlan: GitOutputPlan | false = false
+  let gitOutputClosed = 0
+  let stallMints = false
+  let stalledMintsStarted = 0
+  let stalledMintsClosed = 0
+
+  const streamGitOutput = (res: http.ServerResponse, plan: GitOutputPlan) => {
+    let sent = 0
+    let ended = false
+    res.on("close", () => {
+      if (!ended) gitOutputClosed++
+    })
+    res.writeHead(200, {
+      "content-type": "application/x-git-upload-pack-result",
+      ...(plan.declareLength === true ? { "content-length": String(plan.bytes) } : {})
+    })
+    const chunk = Buffer.alloc(64 * 1024, 0x30)
+    const writeMore = () => {
+      while (sent < plan.bytes && !res.destroyed) {
+        const part = chunk.subarray(0, Math.min(chunk.length, plan.bytes - sent))
+        sent += part.length
+        if (!res.write(part)) return void res.once("drain", writeMore)
+      }
+      if (sent >= plan.bytes && plan.stall !== true) {
+        ended = true
+        res.end()
+      }
+    }
+    writeMore()
+  }
 
   const tokenOf = (req: http.IncomingMessage): IssuedToken | undefined => {
     const auth = req.headers.authorization ?? ""
@@ -162,6 +209,7 @@ export const startFakeCodeHost = async (
       res.writeHead(403)
       return res.end("forbidden")
     }
+    if (gitPlan !== false) return streamGitOutput(res, gitPlan)
     const child = spawn(GIT_HTTP_BACKEND, [], {
       env: {
         PATH: process.env.PATH ?? "",
@@ -218,6 +266,12 @@ export const startFakeCodeHost = async (
       const body = JSON.parse((await readBody(req)).toString("utf8")) as {
         repository_ids?: Array<number>
         permissions?: Record<string, string>
+      }
+      if (stallMints) {
+        stalledMintsStarted++
+        res.on("close", () => stalledMintsClosed++)
+        res.writeHead(201, { "content-type": "application/json" })
+        return void res.write("{\"token\": ")
       }
       const ids = body.repository_ids ?? []
       if (ids.some((id) => !repositories.some((r) => r.id === id))) return json(res, 422, { message: "unknown repository" })
@@ -317,6 +371,14 @@ export const startFakeCodeHost = async (
       endless = bytes
     },
     endlessClosed: () => endlessClosed,
+    gitOutput: (plan) => {
+      gitPlan = plan
+    },
+    gitOutputClosed: () => gitOutputClosed,
+    stallMints: (stall) => {
+      stallMints = stall
+    },
+    stalledMints: () => ({ started: stalledMintsStarted, closed: stalledMintsClosed }),
     failRevocations: (status) => {
       revocationFailure = status
     },

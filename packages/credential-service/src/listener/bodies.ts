@@ -56,6 +56,8 @@ export type Surface = "git" | "api"
 
 /** A fixed refusal: plain text for Git (shown to the user), JSON for the REST API. */
 export const refuse = (res: http.ServerResponse, surface: Surface, status: number, message: string) => {
+  // Already answered (an exchange cut off at its time limit): the answer stands.
+  if (res.writableEnded) return
   if (res.headersSent) return void res.destroy()
   const headers: Record<string, string> = { connection: "close" }
   if (status === 401) headers["www-authenticate"] = "Basic realm=\"svc credential service\""

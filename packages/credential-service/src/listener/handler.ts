@@ -31,6 +31,10 @@ export interface ListenerDeps {
   readonly apiOrigin: string
   readonly listenerUrl: string
   readonly slots: ExchangeSlots
+  /** SPEC 8's exchange total (5 minutes) in production; see listenerLimits in server.ts. */
+  readonly exchangeLimitMs: number
+  /** Logs an exchange cut off by a limit (never the bearer or the token). */
+  readonly warn: (message: string, fields: Record<string, unknown>) => void
 }
 
 const surfaceOf = (url: URL): Surface => (url.pathname.startsWith("/api/") ? "api" : "git")
@@ -90,13 +94,24 @@ const proxyGit = async (
     await upstream.body?.cancel()
     return refuse(res, "git", 502, "the code host refused the credential service's token")
   }
+  const outputLimited = () =>
+    deps.warn("Git output cut off at its size limit", { sessionId: session.id, limitBytes: L.gitOutputBytes })
+  // A declared length over the limit is refused before anything is sent, like an API answer.
+  if (Number(upstream.headers.get("content-length") ?? "0") > L.gitOutputBytes) {
+    await upstream.body?.cancel()
+    outputLimited()
+    return refuse(res, "git", 502, "the code host's response is larger than the credential service allows")
+  }
   res.writeHead(upstream.status, out)
   if (upstream.body === null) return void res.end()
+  // Past this point the status is sent: a stream that passes the limit can only be cut, and the
+  // chunk that would pass it is never forwarded, so a client sees at most the limit and no clean end.
   let sent = 0
   const stream = Readable.fromWeb(upstream.body as import("node:stream/web").ReadableStream<Uint8Array>)
   stream.on("data", (chunk: Buffer) => {
     sent += chunk.length
     if (sent > L.gitOutputBytes) {
+      outputLimited()
       stream.destroy()
       res.destroy()
     }
@@ -161,19 +176,33 @@ export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMess
   if (route === undefined) return refuse(res, surface, 404, "not available through this session")
   const release = deps.slots.acquire(session.id)
   if (release === undefined) return refuse(res, surface, 503, "too many concurrent requests; try again")
-  // The exchange ends at its time limit or when the client goes away, whichever is first: a
-  // client that disconnects gives its slot back without waiting for the code host to answer.
+  // The exchange ends at its time limit or when the client goes away, whichever is first, and
+  // its slot comes back then: neither a code host that does not answer, nor a mint waiting in
+  // the provider queue, nor a client that uploads slowly holds it longer.
   const gone = new AbortController()
-  res.on("close", () => gone.abort())
-  const signal = AbortSignal.any([AbortSignal.timeout(L.exchangeTotalSeconds * 1000), gone.signal])
+  const overtime = new AbortController()
+  res.on("close", () => {
+    gone.abort()
+    release()
+  })
+  const timer = setTimeout(() => {
+    deps.warn("exchange cut off at its time limit", { sessionId: session.id, limitMs: deps.exchangeLimitMs })
+    if (res.headersSent) res.destroy()
+    else refuse(res, surface, 504, "the exchange took longer than the credential service allows")
+    overtime.abort()
+    release()
+  }, deps.exchangeLimitMs)
+  const signal = AbortSignal.any([overtime.signal, gone.signal])
   try {
     if (route.kind === "git") await proxyGit(deps, req, res, signal, session, route.service, route.endpoint)
     else await proxyApi(deps, req, res, signal, session, route.upstreamPath)
   } catch (error) {
-    if (gone.signal.aborted) return
+    if (signal.aborted) return
     if (error instanceof UpstreamError && error.busy === true) refuse(res, surface, 503, "the credential service is busy; try again")
+    else if (error instanceof UpstreamError && error.timedOut === true) refuse(res, surface, 504, "the code host did not answer in time")
     else refuse(res, surface, 502, "the code host could not be reached")
   } finally {
+    clearTimeout(timer)
     release()
   }
 }

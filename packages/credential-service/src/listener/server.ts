@@ -6,7 +6,7 @@
 import type { RepositoryProfileName } from "@svc/core/config"
 import { RepositorySessionsRepo } from "@svc/core/db"
 import { CredentialServiceLimits as L } from "@svc/core/schema"
-import { Effect, Either, Layer, Option, Runtime } from "effect"
+import { Duration, Effect, Either, Layer, Option, Runtime } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { CodeHostClient } from "../upstream/codeHost.js"
@@ -21,12 +21,23 @@ export interface ListenerOptions {
   readonly client: CodeHostClient
 }
 
-export const listenerLayer = (options: ListenerOptions) =>
+/**
+ * How long one exchange may last. Always SPEC 8's 5 minutes in the process (main.ts passes
+ * nothing and no variable reaches it); only tests build a listener with a shorter one.
+ */
+export interface ListenerLimits {
+  readonly exchange: Duration.Duration
+}
+
+export const listenerLimits: ListenerLimits = { exchange: Duration.seconds(L.exchangeTotalSeconds) }
+
+export const listenerLayer = (options: ListenerOptions, limits: ListenerLimits = listenerLimits) =>
   Layer.scopedDiscard(Effect.gen(function* () {
     const repo = yield* RepositorySessionsRepo
     const tokens = yield* SessionTokens
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
+    const exchangeLimitMs = Duration.toMillis(limits.exchange)
     const lookup = (digest: string) =>
       run(repo.byBearer(digest).pipe(Effect.map(Option.match({
         onNone: () => undefined,
@@ -46,11 +57,13 @@ export const listenerLayer = (options: ListenerOptions) =>
       gitOrigin: options.client.gitOrigin,
       apiOrigin: options.client.apiOrigin,
       listenerUrl: options.listenerUrl,
-      slots: makeExchangeSlots()
+      slots: makeExchangeSlots(),
+      exchangeLimitMs,
+      warn: (message, fields) => void Runtime.runFork(runtime)(Effect.logWarning(message).pipe(Effect.annotateLogs(fields)))
     })
     const server = http.createServer({
       maxHeaderSize: L.headerBytes,
-      requestTimeout: L.exchangeTotalSeconds * 1000
+      requestTimeout: exchangeLimitMs
     }, (req, res) => void handler(req, res))
     // Node drops pairs past maxHeadersCount silently; one more is kept so the handler can refuse (431).
     server.maxHeadersCount = L.headerPairs + 1
@@ -65,5 +78,7 @@ export const listenerLayer = (options: ListenerOptions) =>
       })
     )
     const address = server.address() as AddressInfo
-    yield* Effect.logInfo(`credential service client listener on ${address.address}:${address.port}`)
+    yield* Effect.logInfo(`credential service client listener on ${address.address}:${address.port}`).pipe(
+      Effect.annotateLogs({ exchangeLimitMs })
+    )
   }))

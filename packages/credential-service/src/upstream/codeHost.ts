@@ -15,8 +15,15 @@ import { makeProviderQueue } from "./providerQueue.js"
 export const API_ORIGIN = "https://api.github.com"
 export const GIT_ORIGIN = "https://github.com"
 
-/** A provider action failed; `busy` when it was refused because the provider-action queue was full. */
-export class UpstreamError extends Data.TaggedError("UpstreamError")<{ readonly reason: string; readonly busy?: boolean }> {}
+/**
+ * A provider action failed; `busy` when it was refused because the provider-action queue was
+ * full, `timedOut` when it was cut off at the provider-action limit.
+ */
+export class UpstreamError extends Data.TaggedError("UpstreamError")<{
+  readonly reason: string
+  readonly busy?: boolean
+  readonly timedOut?: boolean
+}> {}
 
 export interface InstallationToken {
   readonly token: string
@@ -40,16 +47,30 @@ export interface CodeHostClient {
   readonly revoke: (token: string) => Effect.Effect<void, UpstreamError>
 }
 
+interface Answer {
+  readonly status: number
+  readonly text: string
+}
+
+/** The body is read under the request's signal too, so interrupting the action cancels a stalled read. */
 const call = (url: string, init: RequestInit) =>
   Effect.tryPromise({
-    try: (signal) => fetch(url, { ...init, redirect: "error", signal }),
+    try: async (signal): Promise<Answer> => {
+      const response = await fetch(url, { ...init, redirect: "error", signal })
+      if (response.status < 200 || response.status >= 300) {
+        await response.body?.cancel()
+        return { status: response.status, text: "" }
+      }
+      return { status: response.status, text: await response.text() }
+    },
     catch: () => new UpstreamError({ reason: "the code host could not be reached" })
-  }).pipe(
-    Effect.timeoutFail({
-      duration: `${CredentialServiceLimits.providerActionSeconds} seconds`,
-      onTimeout: () => new UpstreamError({ reason: "the code host did not answer in time" })
-    })
-  )
+  })
+
+const parsed = <A>(answer: Answer, what: string) =>
+  Effect.try({
+    try: () => JSON.parse(answer.text) as A,
+    catch: () => new UpstreamError({ reason: `${what} is not JSON` })
+  })
 
 export const makeCodeHostClient = (
   registry: RepositoryRegistry,
@@ -60,28 +81,39 @@ export const makeCodeHostClient = (
   const gitOrigin = upstreamOrigin(overrides, GIT_ORIGIN)
   const headers = { accept: "application/vnd.github+json", "user-agent": "svc-credential-service" }
   const queue = makeProviderQueue()
-  /** Every App API call is a provider action: one at a time, a bounded queue (SPEC 8). */
-  const provider = <A>(action: Effect.Effect<A, UpstreamError>): Effect.Effect<A, UpstreamError> =>
-    queue.run(action).pipe(
+  /**
+   * Every App API call is a provider action: one at a time, a bounded queue, and at most 30 s
+   * each (SPEC 8), counted from when it starts, not while it waits. The whole action is timed,
+   * reading the answer included: a code host that sends headers and then stalls would otherwise
+   * hold the one provider permit, and every mint behind it, for ever.
+   */
+  const provider = <A>(what: string, action: Effect.Effect<A, UpstreamError>): Effect.Effect<A, UpstreamError> =>
+    queue.run(action.pipe(
+      Effect.timeoutFail({
+        duration: `${CredentialServiceLimits.providerActionSeconds} seconds`,
+        onTimeout: () => new UpstreamError({ reason: "the code host did not answer in time", timedOut: true })
+      }),
+      Effect.tapError((error) =>
+        error.timedOut === true
+          ? Effect.logWarning(`provider action cut off at its time limit: ${what}`).pipe(
+            Effect.annotateLogs({ limitSeconds: CredentialServiceLimits.providerActionSeconds })
+          )
+          : Effect.void
+      )
+    )).pipe(
       Effect.catchTag("ProviderBusy", (busy) => Effect.fail(new UpstreamError({ reason: busy.message, busy: true })))
     )
 
   const mintFor = (repositoryIds: ReadonlyArray<string>, permissions: PermissionMap) =>
-    provider(Effect.gen(function* () {
+    provider("mint an installation token", Effect.gen(function* () {
       const jwt = appJwt(key, registry.appId, Date.now())
       const response = yield* call(`${apiOrigin}/app/installations/${registry.installationId}/access_tokens`, {
         method: "POST",
         headers: { ...headers, authorization: `Bearer ${jwt}`, "content-type": "application/json" },
         body: JSON.stringify({ repository_ids: repositoryIds.map(Number), permissions })
       })
-      if (response.status !== 201) {
-        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
-        return yield* new UpstreamError({ reason: `token request answered ${response.status}` })
-      }
-      const body = yield* Effect.tryPromise({
-        try: () => response.json() as Promise<{ token?: unknown; expires_at?: unknown }>,
-        catch: () => new UpstreamError({ reason: "token response is not JSON" })
-      })
+      if (response.status !== 201) return yield* new UpstreamError({ reason: `token request answered ${response.status}` })
+      const body = yield* parsed<{ token?: unknown; expires_at?: unknown }>(response, "token response")
       const expiresAtMs = typeof body.expires_at === "string" ? Date.parse(body.expires_at) : Number.NaN
       if (typeof body.token !== "string" || Number.isNaN(expiresAtMs)) {
         return yield* new UpstreamError({ reason: "token response lacks token or expires_at" })
@@ -92,27 +124,18 @@ export const makeCodeHostClient = (
   const mint = (repositoryId: string, permissions: PermissionMap) => mintFor([repositoryId], permissions)
 
   const readRepository = (token: string, repository: string) =>
-    provider(Effect.gen(function* () {
+    provider("read repository metadata", Effect.gen(function* () {
       const response = yield* call(`${apiOrigin}/repos/${repository}`, { headers: { ...headers, authorization: `token ${token}` } })
-      if (response.status === 403 || response.status === 404) {
-        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
-        return undefined
-      }
-      if (response.status !== 200) {
-        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
-        return yield* new UpstreamError({ reason: `repository read answered ${response.status}` })
-      }
-      const body = yield* Effect.tryPromise({
-        try: () => response.json() as Promise<unknown>,
-        catch: () => new UpstreamError({ reason: "repository response is not JSON" })
-      })
+      if (response.status === 403 || response.status === 404) return undefined
+      if (response.status !== 200) return yield* new UpstreamError({ reason: `repository read answered ${response.status}` })
+      const body = yield* parsed<unknown>(response, "repository response")
       if (typeof body !== "object" || body === null) return yield* new UpstreamError({ reason: "repository response is not an object" })
       const fields = body as { id?: unknown; description?: unknown }
       return { id: fields.id, description: fields.description }
     }))
 
   const revoke = (token: string) =>
-    provider(call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
+    provider("revoke an installation token", call(`${apiOrigin}/installation/token`, { method: "DELETE", headers: { ...headers, authorization: `token ${token}` } }).pipe(
       Effect.flatMap((response) =>
         // 401: the token is already invalid, which is what revocation wants.
         response.status === 204 || response.status === 401

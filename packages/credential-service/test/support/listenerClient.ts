@@ -82,3 +82,34 @@ export const streamedRequest = (
     }
     writeMore()
   })
+
+export interface CountedResponse {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  /** Body bytes received (counted, never kept). */
+  readonly bytes: number
+  /** Whether the body arrived whole (false: the connection was cut first). */
+  readonly complete: boolean
+}
+
+/** `GET target` with the bearer, counting the body as it streams so a large answer costs no memory. */
+export const countedGet = (listenerUrl: string, target: string, bearer: string): Promise<CountedResponse> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(listenerUrl)
+    const request = http.get({
+      host: url.hostname,
+      port: Number(url.port),
+      path: target,
+      agent: false,
+      headers: { authorization: `token ${bearer}` }
+    }, (response) => {
+      let bytes = 0
+      response.on("data", (chunk: Buffer) => void (bytes += chunk.length))
+      // A cut connection is an outcome here, not a failure of the client.
+      response.on("error", () => {})
+      response.on("close", () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes, complete: response.complete })
+      )
+    })
+    request.on("error", reject)
+  })

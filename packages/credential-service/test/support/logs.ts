@@ -1,0 +1,15 @@
+/** The JSON log lines of a credential-service process (SVC_LOG_FORMAT=json). */
+export interface LogLine {
+  readonly level: string
+  readonly message: unknown
+  readonly annotations: Record<string, unknown>
+}
+
+export const logLines = (output: string): ReadonlyArray<LogLine> =>
+  output
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as LogLine)
+
+/** The lines whose message is `message`, at any level. */
+export const linesWith = (output: string, message: string) => logLines(output).filter((line) => line.message === message)
