@@ -38,15 +38,14 @@ export const expectRefused = (result: Answer, says: string, pointer?: string) =>
 }
 
 /**
- * Attacks `target` with `headers`: listed values (a 4xx naming the field), invalid bodies (a 4xx),
- * shaped bodies (never a 5xx); a refusal writes nothing the target's snapshot sees.
+ * Attacks `target` through `request` (one call per body): listed values (a 4xx naming the
+ * field), invalid bodies (a 4xx), shaped bodies (never a 5xx); a refusal writes nothing the
+ * target's snapshot sees.
  */
-export const attackTarget = (baseUrl: string, headers: Record<string, string>, target: Target) =>
+export const attack = (target: Target, request: (body: string) => Promise<Answer>) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
     const snapshot = () => Runtime.runPromise(runtime)(target.snapshot)
-    const request = (body: string) =>
-      call(`${baseUrl}${target.path}`, { method: target.method, headers: { ...(target.headers ?? headers), "content-type": "application/json" }, body })
     yield* Effect.promise(async () => {
       // Nothing is written, so one snapshot before them all serves every case.
       const before = await snapshot()
@@ -84,3 +83,8 @@ export const attackTarget = (baseUrl: string, headers: Record<string, string>, t
       )
     )
   })
+
+/** `attack` over HTTP on `baseUrl`, as the caller `headers` (or the target's own). */
+export const attackTarget = (baseUrl: string, headers: Record<string, string>, target: Target) =>
+  attack(target, (body) =>
+    call(`${baseUrl}${target.path}`, { method: target.method, headers: { ...(target.headers ?? headers), "content-type": "application/json" }, body }))
