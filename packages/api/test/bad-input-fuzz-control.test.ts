@@ -5,7 +5,7 @@
  * - a bodyless route ignores whatever body it is sent: the answer (status and code) is the one
  *   the same request without a body gets, never a 5xx, and nothing more is written;
  * - a key outside 1-255 visible ASCII characters (after HTTP's own trimming of spaces and tabs)
- *   is 400 INVALID_REQUEST at `/headers/idempotency-key` and writes nothing; any other key is
+ *   is 400 INVALID_REQUEST at `/headers/idempotency-key` and writes nothing; every other key is
  *   never a 5xx.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -21,7 +21,7 @@ import { expectRefused } from "./support/fuzzRun.js"
 import { rawRequest, worldSnapshot } from "./support/fuzzRequests.js"
 import { apiTestLayer, expectData, seedAdmin, send } from "./support/iamServer.js"
 
-/** A body of any kind: JSON of any shape, broken JSON, bytes that are not UTF-8, or nothing but a content type. */
+/** A body of every kind: JSON of arbitrary shape, broken JSON, bytes that are not UTF-8, or nothing but a content type. */
 const anyBody = fc.oneof(
   anyJson.map((value) => JSON.stringify(value) ?? "null"),
   anyJson.map((value) => (JSON.stringify(value) ?? "null").slice(0, -1)),
@@ -33,11 +33,11 @@ const headerText = fc.string({ unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e 
 
 describe("bodyless control routes and Idempotency-Key headers", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
-    it.effect("a bodyless route answers any body as it answers none; a malformed key is 400 at the header and writes nothing", () =>
+    it.effect("a bodyless route answers whatever body as it answers none; a malformed key is 400 at the header and writes nothing", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("fuzz-control@example.com")
-        // Not ready yet: deploy is refused before any Compute call, the same way every time.
+        // Not ready yet: deploy is refused before a Compute call, the same way every time.
         const ns = yield* createNamespaceRow("fuzz-control", "provisioning")
         const configuration = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/configurations`, admin.headers, { kind: "agent", values: {} }), 201)
         const agent = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents`, admin.headers, { name: "fuzz-control-agent", configurationId: configuration.id }), 201)

@@ -1,7 +1,7 @@
 /**
- * Hostile path parameters on every route that takes one: percent-escapes of any byte (invalid
+ * Hostile path parameters on every route that takes one: percent-escapes of arbitrary bytes (invalid
  * UTF-8, encoded surrogates, NUL, `%2F`), dot segments sent raw (`..`, `%2E%2E`), over-long
- * values, any Unicode, and real ids with something appended, each in one parameter while the
+ * values, all of Unicode, and real ids with something appended, each in one parameter while the
  * others name real resources, from the fixed seed of support/fuzzBodies.ts. Each answer is a 4xx
  * error envelope with `meta.requestId` (a 400's details point at a parameter of the route);
  * never a 5xx; nothing is written.
@@ -76,7 +76,7 @@ describe("hostile path parameters on every route that takes one", () => {
         const ns = yield* seedNamespace("fuzz-paths")
         const post = (path: string, body: unknown) => Effect.map(send(baseUrl, "POST", `/namespaces/${ns}${path}`, admin.headers, body), (r) => expectData(r, 201).id as string)
         const configurationId = yield* post("/configurations", { kind: "agent", values: {} })
-        // Real ids for every parameter but the attacked one; deleting any of them would show in the snapshot.
+        // Real ids for every parameter but the attacked one; deleting one of them would show in the snapshot.
         const real: Record<string, string> = {
           namespaceId: ns,
           configurationId,

@@ -1,7 +1,7 @@
 /**
  * Hostile query strings on every list endpoint: the keyset pages' `limit` and `after`, and the
  * audit API's `limit`, `cursor`, `since`, `until`, `actor`, `kind`, `resourceKind`, `resourceId`
- * and `outcome` (DESIGN §18), with repeated and unknown keys, raw percent-escapes of any byte,
+ * and `outcome` (DESIGN §18), with repeated and unknown keys, raw percent-escapes of arbitrary bytes,
  * over-long values and date-times at and past every limit, from the fixed seed of
  * support/fuzzBodies.ts. Each answer is a 200 list, or a 400 INVALID_REQUEST envelope whose
  * details all point at a parameter that was sent (or a 431 envelope for a head over 16 KiB);
@@ -58,7 +58,7 @@ describe("hostile query strings on every list endpoint", () => {
                 return
               }
               expectRefused(result, says)
-              // A head over Node's 16 KiB is refused before any route (the enveloped server answers it).
+              // A head over Node's 16 KiB is refused before routing (the enveloped server answers it).
               if (result.status === 431 && query.length > 16_000) return
               expect(result.status, says).toBe(400)
               const named = keys.map((key) => `/${decoded(key).replace(/~/g, "~0").replace(/\//g, "~1")}`)

@@ -16,6 +16,9 @@
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
  * A body other than `{}` to issue a service-account credential is refused before the (absent) Driver.
  * And hostile `descriptionRefs` queries of the repository options: a 200 or a 400 envelope, never a 5xx.
+ * The attack loop is support/fuzzRun.ts; other surfaces have files of their own: bad-input-fuzz-iam,
+ * -auth, -accounts (identity routes), -queries (list query strings), -paths (path parameters),
+ * -control (bodyless routes, Idempotency-Key), and the credential service's control-fuzz.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"

@@ -2,7 +2,7 @@
  * Hostile input on the private control interface (SPEC 4.8) of a real `svc credential-service`
  * process, over its Unix socket, with the bad-input fuzz loop of the API (support/fuzzRun.ts,
  * fixed seed): session-admission bodies (`durationSeconds`, `profile`, the frozen `grant`) and
- * repository-description bodies; `X-Admission-Id` headers of any text; and session ids in the
+ * repository-description bodies; `X-Admission-Id` headers of arbitrary text; and session ids in the
  * path with hostile shapes. Every refusal is a 4xx error envelope with `meta.requestId` (a 400's
  * details point into the offending field or header), never a 5xx, and writes no session row.
  */
@@ -125,7 +125,7 @@ describe("hostile input on the control interface", () => {
     for (const target of [open, describeTarget]) await run(attack(target, (body) => post(target.path, body)))
   }, 60_000)
 
-  it("an X-Admission-Id of any text is a 400 at the header unless it is a fresh, well-formed id; never a 5xx", async () => {
+  it("an X-Admission-Id of arbitrary text is a 400 at the header unless it is a fresh, well-formed id; never a 5xx", async () => {
     const body = JSON.stringify({ durationSeconds: 600, grant })
     const header = fc.string({ unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)), maxLength: 120 })
     const shaped = fc.tuple(fc.integer({ min: 0, max: 10_000_000_000_000 }), fc.uuid({ version: 4 })).map(([ms, uuid]) => `${ms}-${uuid}`)
@@ -142,7 +142,7 @@ describe("hostile input on the control interface", () => {
     )
   }, 60_000)
 
-  it("a session id of any shape in the path is a 4xx envelope, never a 5xx, and closes nothing", async () => {
+  it("a session id of arbitrary shape in the path is a 4xx envelope, never a 5xx, and closes nothing", async () => {
     await fc.assert(
       fc.asyncProperty(urlText.filter((text) => text.length > 0), fc.boolean(), async (id, close) => {
         const before = await run(sessions)

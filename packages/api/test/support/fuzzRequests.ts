@@ -1,7 +1,7 @@
 /**
  * Hostile request targets for the bad-input fuzz tests: query strings of the list endpoints
  * (keyset `limit`/`after`, and the audit API's `limit`, `cursor` and filters of DESIGN §18), path
- * parameter values (percent-escapes, dot segments, over-long, any Unicode), and the raw HTTP
+ * parameter values (percent-escapes, dot segments, over-long, all of Unicode), and the raw HTTP
  * request that sends them byte for byte (fetch would normalise `..` and re-encode).
  */
 import { SqlClient } from "@effect/sql"
@@ -13,11 +13,11 @@ import { tableSnapshot } from "./fuzzBodies.js"
 /** Every byte of `text` in UTF-8, as `%XX`. */
 const escaped = (text: string) => Array.from(new TextEncoder().encode(text), (b) => `%${b.toString(16).padStart(2, "0").toUpperCase()}`).join("")
 
-/** Raw escapes of any byte sequence: invalid UTF-8, encoded surrogates, NUL. */
+/** Raw escapes of arbitrary byte sequences: invalid UTF-8, encoded surrogates, NUL. */
 const rawBytes = fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 6 })
   .map((bytes) => bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).join(""))
 
-/** Text as a URL carries it: any code point escaped, raw byte escapes, broken escapes, long runs. */
+/** Text as a URL carries it: every code point escaped, raw byte escapes, broken escapes, long runs. */
 export const urlText = fc.oneof(
   fc.string({ unit: "binary", maxLength: 24 }).map(escaped),
   fc.string({ maxLength: 24 }).map(encodeURIComponent),
@@ -56,7 +56,7 @@ const instantText = fc.oneof(
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value) ?? "null").toString("base64url")
 
-/** Audit cursors: well-formed base64url of any JSON, of almost-right `{at, id}` objects, and plain text. */
+/** Audit cursors: well-formed base64url of arbitrary JSON, of almost-right `{at, id}` objects, and plain text. */
 const cursorText = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }).map(base64url),
   fc.record({
