@@ -5,7 +5,7 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Context, Effect, Layer, Logger } from "effect"
-import { createServer } from "node:http"
+import { createEnvelopedServer } from "@svc/core/http"
 
 export class TestServer extends Context.Tag("testing/TestServer")<TestServer, { readonly baseUrl: string }>() {}
 
@@ -17,10 +17,13 @@ const address = Layer.effect(
   })
 )
 
-/** Serves `app` (a layer that needs an HttpServer) on a free loopback port. */
+/**
+ * Serves `app` (a layer that needs an HttpServer) on a free loopback port, on the server the
+ * API runs on, so what Node refuses by itself (a head over 16 KiB) is answered as in production.
+ */
 export const serveForTest = <E, R>(app: Layer.Layer<never, E, R>) =>
   Layer.merge(app, address).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+    Layer.provide(NodeHttpServer.layer(createEnvelopedServer, { host: "127.0.0.1", port: 0 }))
   )
 
 export interface CapturedLog {

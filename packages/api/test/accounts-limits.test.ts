@@ -24,6 +24,28 @@ type Case = readonly [unknown, ReadonlyArray<Detail>]
 
 describe("account endpoint limits (SPEC 8)", () => {
   it.layer(accountsTestLayer(), { timeout: 60_000 })((it) => {
+    it.effect("POST /accounts: an email over 200 characters without a name is accepted; one over 320 once lowercased is 400 at /email", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdministrator("limits-email-admin@example.test")
+        // The name defaults to the email, but a name is at most 200 characters: the first 200 of it.
+        const long = `${"b".repeat(307)}@example.test`
+        expectData(yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, { email: long, password: PASSWORD_OK }), 201, {
+          email: long,
+          id: expect.stringMatching(/^usr_/),
+          name: long.slice(0, 200),
+          principalId: expect.stringMatching(/^prn_/)
+        })
+        // U+0130 lowercases to two code points: 200 of them are 400 once normalized (SPEC 5.7).
+        const before = yield* accountCount
+        for (const email of ["\u0130".repeat(200), `${"\u0130".repeat(160)}@example.test`]) {
+          expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, { email, password: PASSWORD_OK, name: "n" }), 400, "INVALID_REQUEST", [
+            { code: "TOO_LONG", path: "/email" }
+          ])
+        }
+        expect(yield* accountCount).toBe(before)
+      }))
+
     it.effect("POST /accounts: email, password, name, roleId and codehost bounds are 400 with details; nothing is written", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

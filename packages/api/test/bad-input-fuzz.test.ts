@@ -16,30 +16,21 @@
  *   number) may succeed or be refused, but never with a 5xx, and a refusal writes nothing.
  * A body other than `{}` to issue a service-account credential is refused before the (absent) Driver.
  * And hostile `descriptionRefs` queries of the repository options: a 200 or a 400 envelope, never a 5xx.
+ * The attack loop is support/fuzzRun.ts; other surfaces have files of their own: bad-input-fuzz-iam,
+ * -auth, -accounts (identity routes), -queries (list query strings), -paths (path parameters),
+ * -control (bodyless routes, Idempotency-Key), and the credential service's control-fuzz.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Runtime } from "effect"
 import fc from "fast-check"
-import { call, REQUEST_ID, TestServer } from "../../../testing/server.js"
-import { invalidBody, RUNS, SEED, shapedBody, type Target } from "./support/fuzzBodies.js"
+import { call, TestServer } from "../../../testing/server.js"
+import { RUNS, SEED } from "./support/fuzzBodies.js"
+import { attackTarget, expectEnvelope } from "./support/fuzzRun.js"
 import { fuzzTargets } from "./support/fuzzTargets.js"
 import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
 import { accountsPath, createAccount, notEmptyBodies, rows } from "./support/serviceAccountWorld.js"
 import { withBundledPlugins } from "./support/pluginsWorld.js"
-
-/** For each field with rules of its own, the valid body with that field set to each of its listed invalid values. */
-const listedCases = (target: Target) =>
-  Object.entries(target.fields).flatMap(([name, kind]) =>
-    typeof kind === "object" ? kind.cases.map((value) => [name, JSON.stringify({ ...target.valid, [name]: value })] as const) : []
-  )
-
-const expectEnvelope = (result: Awaited<ReturnType<typeof call>>) => {
-  expect(result.body, result.text.slice(0, 300)).toEqual({
-    error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }),
-    meta: { requestId: expect.stringMatching(REQUEST_ID) }
-  })
-}
 
 /** A query value: reference characters, commas, any code point, and raw percent escapes of any byte. */
 const queryValue = fc.array(
@@ -57,58 +48,7 @@ describe("bad input on every tenancy and Agent create and update route", () => {
     it.effect("invalid bodies get a 4xx envelope and write nothing; shaped bodies never get a 5xx", () =>
       Effect.gen(function* () {
         const { admin, baseUrl, targets } = yield* fuzzTargets
-        const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
-        const snapshot = (target: Target) => Runtime.runPromise(runtime)(target.snapshot)
-        const request = (target: Target, body: string) =>
-          call(`${baseUrl}${target.path}`, { method: target.method, headers: { ...admin.headers, "content-type": "application/json" }, body })
-
-        for (const target of targets) {
-          // Every listed invalid value of a field, each on its own: a 400 names that field.
-          yield* Effect.promise(async () => {
-            // Nothing is written, so one snapshot before them all serves every case.
-            const before = await snapshot(target)
-            for (const [field, body] of listedCases(target)) {
-              const result = await request(target, body)
-              const says = `${target.route} ${body.slice(0, 200)} -> ${result.text.slice(0, 300)}`
-              expect(result.status, says).toBeGreaterThanOrEqual(400)
-              expect(result.status, says).toBeLessThan(500)
-              expectEnvelope(result)
-              if (result.status === 400) {
-                const details: ReadonlyArray<{ readonly path?: unknown }> = result.body.error.details ?? [{}]
-                for (const detail of details) expect(detail.path, says).toMatch(new RegExp(`^/${field}(/|$)`))
-              }
-              expect(await snapshot(target), says).toBe(before)
-            }
-          })
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(invalidBody(target), async (body) => {
-                const before = await snapshot(target)
-                const result = await request(target, body)
-                expect(result.status, `${target.route} ${body.slice(0, 200)} -> ${result.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400)
-                expect(result.status, `${target.route} ${body.slice(0, 200)}`).toBeLessThan(500)
-                expectEnvelope(result)
-                expect(await snapshot(target)).toBe(before)
-              }),
-              { seed: SEED, numRuns: RUNS }
-            )
-          )
-          if (target.shapedBodies === false) continue
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(shapedBody(target), async (body) => {
-                const before = await snapshot(target)
-                const result = await request(target, body)
-                expect(result.status, `${target.route} ${body.slice(0, 200)} -> ${result.text.slice(0, 300)}`).toBeLessThan(500)
-                if (result.status >= 400) {
-                  expectEnvelope(result)
-                  expect(await snapshot(target)).toBe(before)
-                }
-              }),
-              { seed: SEED, numRuns: RUNS }
-            )
-          )
-        }
+        for (const target of targets) yield* attackTarget(baseUrl, admin.headers, target)
       }), 300_000) // 16 routes x 60 runs x 2 properties + 421 listed values: ~25 s alone, over a minute on a busy 2-core host
 
     it.effect("issuing a service-account credential without a Driver: a body other than {} is a 400 with details, not the 503 {} gets", () =>

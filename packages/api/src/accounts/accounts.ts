@@ -3,7 +3,7 @@ import { AuditLog } from "@svc/core/audit"
 import { AccountsRepo, BindingsRepo, PrincipalsRepo, RolesRepo } from "@svc/core/db"
 import { Forbidden, InvalidRequest, NotFound, ResourceConflict } from "@svc/core/errors"
 import { BuiltinRoles } from "@svc/core/iam"
-import { BindingId, MethodId, PrincipalId, type RoleId, UserId } from "@svc/core/schema"
+import { BindingId, Limits, MethodId, PrincipalId, type RoleId, UserId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { hashPassword } from "../auth/passwords.js"
 import { AccountGuards, isUniqueViolation } from "./guards.js"
@@ -17,6 +17,15 @@ const NAMESPACE_ROLE_IDS: ReadonlyArray<string> = Object.values(BuiltinRoles)
 const duplicateEmail = new ResourceConflict({ message: "An account with this email already exists." })
 const codehostOff = new ResourceConflict({ message: "Sign-in with codehost is not enabled." })
 const identityTaken = new ResourceConflict({ message: "This external identity is already attached to an account." })
+/** Lowercasing can lengthen an email (U+0130 becomes two code points) past SPEC 8's 320. */
+const emailTooLong = new InvalidRequest({
+  message: `email must be at most ${Limits.accountEmail.max} characters once lowercased.`,
+  details: [{ code: "TOO_LONG", path: "/email" }]
+})
+
+/** A name is 1-200 characters and the email up to 320, so the default is the email's first 200 code points. */
+const defaultName = (email: string) => Array.from(email).slice(0, Limits.accountName.max).join("")
+
 const invalidRole = new InvalidRequest({
   message: "roleId must name an existing Installation-scoped Role.",
   details: [{ code: "INVALID_VALUE", path: "/roleId" }]
@@ -41,7 +50,8 @@ export class Accounts extends Effect.Service<Accounts>()("@svc/api/Accounts", {
     const create = Effect.fn("Accounts.create")(function* (body: typeof CreateAccountBody.Type) {
       const caller = yield* guards.requireHumanAdministrator
       const email = body.email.toLowerCase()
-      const name = body.name ?? email
+      if (email.length > Limits.accountEmail.max) return yield* emailTooLong
+      const name = body.name ?? defaultName(email)
       if (body.codehost !== undefined && !providers.codehost) return yield* codehostOff
       const passwordHash = yield* hashPassword(body.password)
       const userId = UserId.make()

@@ -55,6 +55,12 @@ export interface Target {
   readonly snapshot: Effect.Effect<string, unknown, SqlClient.SqlClient>
   /** `false` when every shaped body has a specified 5xx answer (the test says why). */
   readonly shapedBodies?: false
+  /** `false` when a repeated valid value has effects of its own (sign-in throttling counts failures per email). */
+  readonly shapedKeepsValid?: false
+  /** Runs of each property, when fewer than `RUNS` (a route that hashes a password per request). */
+  readonly runs?: number
+  /** The caller this route is called as, instead of the test's default caller. */
+  readonly headers?: Record<string, string>
 }
 
 /** Values that are not of the field's kind. */
@@ -226,7 +232,9 @@ export const shapedBody = (target: Target): fc.Arbitrary<string> => {
         }, { requiredKeys: [] })
     }
   }
-  const fields = Object.fromEntries(Object.entries(target.fields).map(([name, kind]) => [name, fieldValue(kind)]))
+  // A field keeps its valid value one time in three, so the other fields' values reach the handler.
+  const fields = Object.fromEntries(Object.entries(target.fields).map(([name, kind]) =>
+    [name, name in target.valid && target.shapedKeepsValid !== false ? fc.oneof({ arbitrary: fieldValue(kind), weight: 2 }, { arbitrary: fc.constant(target.valid[name]), weight: 1 }) : fieldValue(kind)]))
   return fc.record(fields, { requiredKeys: [...target.required] }).map((body) =>
     // JSON.stringify writes Infinity and NaN as null; write them as a parser would read 1e999.
     JSON.stringify(body, (_key, value) => (typeof value === "number" && !Number.isFinite(value) ? 1e308 * 10 : value))
