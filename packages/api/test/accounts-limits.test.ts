@@ -44,6 +44,10 @@ describe("account endpoint limits (SPEC 8)", () => {
           ])
         }
         expect(yield* accountCount).toBe(before)
+        // Characters, not UTF-16 code units: 300 emoji and a domain are 313 characters (613 units).
+        const wide = `${"\u{1F600}".repeat(300)}@example.test`
+        expect((yield* send(baseUrl, "POST", "/api/auth/accounts", admin.headers, { email: wide, password: PASSWORD_OK, name: "n" })).status).toBe(201)
+        expect(yield* accountCount).toBe(before + 1)
       }))
 
     it.effect("POST /accounts: email, password, name, roleId and codehost bounds are 400 with details; nothing is written", () =>

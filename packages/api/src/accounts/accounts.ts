@@ -3,7 +3,7 @@ import { AuditLog } from "@svc/core/audit"
 import { AccountsRepo, BindingsRepo, PrincipalsRepo, RolesRepo } from "@svc/core/db"
 import { Forbidden, InvalidRequest, NotFound, ResourceConflict } from "@svc/core/errors"
 import { BuiltinRoles } from "@svc/core/iam"
-import { BindingId, Limits, MethodId, PrincipalId, type RoleId, UserId } from "@svc/core/schema"
+import { BindingId, charLength, Limits, MethodId, PrincipalId, type RoleId, UserId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { hashPassword } from "../auth/passwords.js"
 import { AccountGuards, isUniqueViolation } from "./guards.js"
@@ -50,7 +50,7 @@ export class Accounts extends Effect.Service<Accounts>()("@svc/api/Accounts", {
     const create = Effect.fn("Accounts.create")(function* (body: typeof CreateAccountBody.Type) {
       const caller = yield* guards.requireHumanAdministrator
       const email = body.email.toLowerCase()
-      if (email.length > Limits.accountEmail.max) return yield* emailTooLong
+      if (charLength(email) > Limits.accountEmail.max) return yield* emailTooLong
       const name = body.name ?? defaultName(email)
       if (body.codehost !== undefined && !providers.codehost) return yield* codehostOff
       const passwordHash = yield* hashPassword(body.password)
