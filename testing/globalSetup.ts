@@ -17,6 +17,7 @@ import { scratchDir, startEmbeddedPostgres } from "@svc/core/embedded-postgres"
 import * as fs from "node:fs"
 import type { TestProject } from "vitest/node"
 import { ensureTestRuntime } from "./gatewayRuntime.js"
+import { prepareKubernetesBinaries } from "./kubernetes/binaries.js"
 import { stopSharedCluster } from "./kubernetes/runDir.js"
 
 declare module "vitest" {
@@ -75,12 +76,26 @@ const startRun = async (): Promise<Run> => {
 }
 
 /** The run, shared by every call in this process (the module may be loaded once per project). */
-const shared = globalThis as { svcTestRun?: { run: Promise<Run>; users: number } }
+const shared = globalThis as { svcTestRun?: { run: Promise<Run>; users: number; kubernetes?: Promise<void> } }
+
+/**
+ * Whether the files this run selects from `project` include one that uses the shared Kubernetes
+ * cluster. Vitest 3.2 keeps the command line's file filters on its instance, outside its public
+ * types; without them every file counts, which only costs a binaries check.
+ */
+const usesKubernetes = async (project: TestProject): Promise<boolean> => {
+  const filters: unknown = Reflect.get(project.vitest, "filenamePattern")
+  const { testFiles } = await project.globTestFiles(Array.isArray(filters) ? filters.map(String) : undefined)
+  return testFiles.some((file) => /testing\/kubernetes\/|kubernetesTestNode/.test(fs.readFileSync(file, "utf8")))
+}
 
 export default async function setup(project: TestProject) {
   const state = (shared.svcTestRun ??= { run: startRun(), users: 0 })
   state.users += 1
   const run = await state.run
+  // The cluster's binaries before any file forks (a fresh machine builds them once); the
+  // cluster itself starts on first use (kubernetes/shared.ts).
+  if (await usesKubernetes(project)) await (state.kubernetes ??= prepareKubernetesBinaries())
   project.provide("pgAdminUrl", run.pgAdminUrl)
   project.provide("k8sRunDir", run.k8sRunDir)
   return async () => {

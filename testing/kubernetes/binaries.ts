@@ -5,7 +5,7 @@
  * kept in this folder (about 15 minutes, once). Either way they are cached outside the
  * repository (`SVC_K8S_CACHE`, default `~/.cache/svc-k8s`), so later runs start at once.
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -65,6 +65,26 @@ const which = (command: string): string | undefined => {
     if (dir !== "" && fs.existsSync(candidate)) return candidate
   }
   return undefined
+}
+
+/**
+ * Makes the binaries ready without blocking the event loop: what globalSetup awaits before any
+ * test file forks, so a first build (15-25 minutes) runs under no test's timeout and in no test
+ * process that may be torn down halfway (which left a half-started shared cluster behind).
+ */
+export const prepareKubernetesBinaries = async (): Promise<void> => {
+  const cache = cacheFolder()
+  fs.mkdirSync(cache, { recursive: true })
+  if (cached(cache)) return
+  const shared = sharedFolder()
+  if (fs.existsSync(path.join(shared, KUBERNETES_VERSION, "SHA256SUMS"))) return unpackShared(path.join(shared, KUBERNETES_VERSION), cache)
+  console.log(`building kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION} from Debian's source into ${cache} (once)`)
+  const script = path.join(import.meta.dirname, "build-from-debian-source.sh")
+  await new Promise<void>((resolve, reject) => {
+    const build = spawn(script, [cache], { stdio: "inherit" })
+    build.on("error", reject)
+    build.on("exit", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${script} ended with ${signal ?? code}`))))
+  })
 }
 
 export const ensureKubernetesBinaries = (): KubernetesBinaries => {

@@ -28,11 +28,32 @@ const startOnce = async (runDir: string): Promise<ClusterState> => {
   }
 }
 
+/** The test process that took the lock, written right after taking it. */
+const starterFile = (runDir: string) => path.join(runDir, "lock", "pid")
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Waits for the starter's state file. A starter that ended without writing it or its failure
+ * (its test file torn down mid-start) fails the wait instead of leaving every other Kubernetes
+ * file waiting for ever.
+ */
 const waitForState = async (runDir: string): Promise<ClusterState> => {
   for (;;) {
     const state = readState(runDir)
     if (state !== undefined) return state
     if (fs.existsSync(failedFile(runDir))) throw new Error(`the shared cluster failed to start:\n${fs.readFileSync(failedFile(runDir), "utf8")}`)
+    const starter = fs.existsSync(starterFile(runDir)) ? Number(fs.readFileSync(starterFile(runDir), "utf8")) : undefined
+    if (starter !== undefined && !alive(starter) && readState(runDir) === undefined) {
+      throw new Error(`the test process starting the shared cluster (pid ${starter}) ended before the cluster was up`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
@@ -45,5 +66,6 @@ export const sharedCluster = async (): Promise<ClusterState> => {
   } catch {
     return waitForState(runDir)
   }
+  fs.writeFileSync(starterFile(runDir), String(process.pid))
   return startOnce(runDir)
 }
