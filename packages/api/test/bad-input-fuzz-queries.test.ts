@@ -15,7 +15,7 @@ import { TestServer } from "../../../testing/server.js"
 import { RUNS, SEED } from "./support/fuzzBodies.js"
 import { expectRefused } from "./support/fuzzRun.js"
 import { auditKeys, type ListEndpoint, pageKeys, queryOf, rawRequest, worldSnapshot } from "./support/fuzzRequests.js"
-import { apiTestLayer, expectData, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
 
 /** A query key as the server reads it; a malformed escape stays as sent. */
 const decoded = (key: string) => {
@@ -71,5 +71,20 @@ describe("hostile query strings on every list endpoint", () => {
         )
         expect(yield* Effect.promise(snapshot)).toBe(before)
       }), 60_000)
+
+    it.effect("limit is plain decimal digits: hex, exponents, signs, spaces, fractions and leading zeros are 400 at /limit", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("fuzz-query-limit@example.com")
+        const ns = yield* seedNamespace("fuzz-query-limit")
+        for (const [path, max] of [[`/namespaces/${ns}/secrets`, 1000], [`/namespaces/${ns}/audit`, 200]] as const) {
+          for (const limit of ["0x10", "%201", "1%20", "1e3", "1.0", "%2B1", "01", "-1", "", "abc", "0", String(max + 1), "9".repeat(40)]) {
+            expectError(yield* send(baseUrl, "GET", `${path}?limit=${limit}`, admin.headers), 400, "INVALID_REQUEST", [
+              { code: "INVALID_VALUE", path: "/limit" }
+            ])
+          }
+          for (const limit of ["1", String(max)]) expect(Array.isArray(expectData(yield* send(baseUrl, "GET", `${path}?limit=${limit}`, admin.headers), 200))).toBe(true)
+        }
+      }))
   })
 })

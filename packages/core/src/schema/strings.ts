@@ -49,6 +49,17 @@ export const BoundedInt = (min: number, max: number) =>
   )
 
 /**
+ * An integer in `[min, max]` written in a query string: plain decimal digits, no sign, no leading
+ * zero. `Schema.NumberFromString` reads with `Number()`, which also takes "0x10", " 1", "1e3" and
+ * "1.0", spellings no client means; they are INVALID_VALUE here, like a number out of range.
+ */
+export const QueryInt = (min: number, max: number) =>
+  Schema.compose(
+    Schema.String.pipe(Schema.pattern(/^(0|[1-9][0-9]{0,15})$/, { message: detailMessage("INVALID_VALUE", "must be a decimal integer") })),
+    Schema.NumberFromString
+  ).pipe(Schema.between(min, max, { message: detailMessage("INVALID_VALUE", `must be between ${min} and ${max}`) }))
+
+/**
  * One of a fixed set of strings (INVALID_VALUE otherwise). A refined string rather than a
  * literal union, because a union's failure is reported once per member, not as one value error.
  */

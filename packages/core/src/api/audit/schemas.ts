@@ -3,7 +3,7 @@
  * the query of a page, one entry, and the page envelope whose `meta` carries the next cursor.
  */
 import { Effect, ParseResult, Schema } from "effect"
-import { BoundedString, CurrentRequestId, detailMessage, Meta, PatternString, Timestamp, trustedEncoding, trustedType } from "../../schema/index.js"
+import { BoundedString, CurrentRequestId, detailMessage, Meta, PatternString, QueryInt, Timestamp, trustedEncoding, trustedType } from "../../schema/index.js"
 
 export const AUDIT_PAGE_DEFAULT = 50
 export const AUDIT_PAGE_MAX = 200
@@ -47,10 +47,7 @@ const OutcomeParam = Schema.String.pipe(
 
 export const AuditQuery = Schema.Struct({
   limit: Schema.optional(
-    Schema.NumberFromString.pipe(
-      Schema.int({ message: detailMessage("INVALID_VALUE", "must be an integer") }),
-      Schema.between(1, AUDIT_PAGE_MAX, { message: detailMessage("INVALID_VALUE", `must be between 1 and ${AUDIT_PAGE_MAX}`) })
-    ).annotations({ description: `Entries per page, 1-${AUDIT_PAGE_MAX} (default ${AUDIT_PAGE_DEFAULT})` })
+    QueryInt(1, AUDIT_PAGE_MAX).annotations({ description: `Entries per page, 1-${AUDIT_PAGE_MAX} (default ${AUDIT_PAGE_DEFAULT})` })
   ),
   cursor: Schema.optional(
     PatternString(/^[A-Za-z0-9_-]+$/, 200).annotations({ description: "meta.nextCursor of the previous page (opaque)" })

@@ -8,6 +8,7 @@ import {
   detailMessage,
   NamespaceId,
   PatternString,
+  QueryInt,
   RequestBody,
   ResourceName,
   RoleId,
@@ -118,12 +119,7 @@ export type ServicePrincipal = typeof ServicePrincipal.Type
 
 /** Keyset pagination of every IAM list: `limit` items after the id `after`, in id order. */
 export const PageParams = Schema.Struct({
-  limit: Schema.optional(
-    Schema.NumberFromString.pipe(
-      Schema.int({ message: detailMessage("INVALID_VALUE", "must be an integer") }),
-      Schema.between(1, 1000, { message: detailMessage("INVALID_VALUE", "must be between 1 and 1000") })
-    )
-  ),
+  limit: Schema.optional(QueryInt(1, 1000)),
   after: Schema.optional(PatternString(/^[a-z]+_[0-9a-f-]{36}$/, 200))
 })
 export type PageParams = typeof PageParams.Type
