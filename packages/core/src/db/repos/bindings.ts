@@ -210,11 +210,17 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
       })(permissions).pipe(Effect.map((rows) => rows.map((row) => row.permission)), Effect.orDie)
     }
 
-    /** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
+    /**
+     * Whether the target of a binding exists in its Namespace (kinds without a table yet:
+     * assumed), its row then locked FOR KEY SHARE for the rest of the transaction.
+     */
     const targetExists = (target: ResourceRef) => {
       const table = targetTables[target.kind]
       if (table === undefined || target.kind === "installation" || target.kind === "namespace") return Effect.succeed(true)
-      return sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`.pipe(
+      // FOR KEY SHARE until the binding commits: a deletion of the target (which locks its row
+      // first, then removes the bindings on it) waits and then sees this binding; a deletion
+      // that came first leaves no row here (404), never a binding naming a deleted resource.
+      return sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId} FOR KEY SHARE`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
