@@ -14,7 +14,7 @@ import { expectData, expectError, apiTestLayer, seedAdmin, seedNamespace, send }
 import { noServerErrors, race } from "./support/races.js"
 
 // More rounds than elsewhere: the window is a few statements wide.
-const ROUNDS = 15
+const ROUNDS = 25
 
 const kinds = [
   { kind: "secret", collection: "secrets", table: "secrets", body: (round: number) => ({ name: `s-${round}`, value: "v" }) },

@@ -159,7 +159,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
           LIMIT ${req.limit}
         `)
 
-    const remove = SqlSchema.findOne({
+    const removeLocked = SqlSchema.findOne({
       Request: BindingKey,
       Result: Schema.Struct({ principal_id: Schema.String, role_id: RoleId }),
       execute: (key) => deleteWithPolicy(sql, "iam_access_binding", sql`
@@ -167,6 +167,14 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
         RETURNING id, namespace_id, principal_id, role_id
       `)
     })
+
+    /**
+     * Locks the binding by a statement of its own before the deletion: a binding created on this
+     * one meanwhile (its target check locks this row FOR KEY SHARE) has then committed before
+     * the deletion's snapshot, so the closure removes it too. Call inside a transaction.
+     */
+    const remove = (key: typeof BindingKey.Type) =>
+      Effect.zipRight(sql`SELECT 1 FROM access_bindings WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} FOR UPDATE`, removeLocked(key))
 
     const identical = SqlSchema.findOne({
       Request: BindingIdentity,
