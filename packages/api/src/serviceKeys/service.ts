@@ -95,6 +95,11 @@ export class ServiceKeys extends Effect.Service<ServiceKeys>()("@svc/api/Service
       const id = ServiceKeyId.make()
       const stored = yield* sql.withTransaction(
         Effect.gen(function* () {
+          // FOR SHARE until the key commits: a deletion of the principal that came first is seen
+          // here (400, as for an unknown principal), one that comes later waits for this key.
+          if (Option.isNone(yield* principals.lockLiveRetaining(principal.id))) {
+            return yield* invalid("No service principal has this id.", "/servicePrincipalId")
+          }
           const { key, digest } = newServiceKey()
           const row = yield* keys.insert({
             id,

@@ -159,7 +159,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
           LIMIT ${req.limit}
         `)
 
-    const remove = SqlSchema.findOne({
+    const removeLocked = SqlSchema.findOne({
       Request: BindingKey,
       Result: Schema.Struct({ principal_id: Schema.String, role_id: RoleId }),
       execute: (key) => deleteWithPolicy(sql, "iam_access_binding", sql`
@@ -167,6 +167,14 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
         RETURNING id, namespace_id, principal_id, role_id
       `)
     })
+
+    /**
+     * Locks the binding by a statement of its own before the deletion: a binding created on this
+     * one meanwhile (its target check locks this row FOR KEY SHARE) has then committed before
+     * the deletion's snapshot, so the closure removes it too. Call inside a transaction.
+     */
+    const remove = (key: typeof BindingKey.Type) =>
+      Effect.zipRight(sql`SELECT 1 FROM access_bindings WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} FOR UPDATE`, removeLocked(key))
 
     const identical = SqlSchema.findOne({
       Request: BindingIdentity,
@@ -210,11 +218,17 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("@svc/core/Bind
       })(permissions).pipe(Effect.map((rows) => rows.map((row) => row.permission)), Effect.orDie)
     }
 
-    /** Whether the target of a binding exists in its Namespace (kinds without a table yet: assumed). */
+    /**
+     * Whether the target of a binding exists in its Namespace (kinds without a table yet:
+     * assumed), its row then locked FOR KEY SHARE for the rest of the transaction.
+     */
     const targetExists = (target: ResourceRef) => {
       const table = targetTables[target.kind]
       if (table === undefined || target.kind === "installation" || target.kind === "namespace") return Effect.succeed(true)
-      return sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId}`.pipe(
+      // FOR KEY SHARE until the binding commits: a deletion of the target (which locks its row
+      // first, then removes the bindings on it) waits and then sees this binding; a deletion
+      // that came first leaves no row here (404), never a binding naming a deleted resource.
+      return sql`SELECT 1 FROM ${sql(table)} WHERE id = ${target.id} AND namespace_id = ${target.namespaceId} FOR KEY SHARE`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )

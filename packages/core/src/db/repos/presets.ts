@@ -80,8 +80,16 @@ export class PresetsRepo extends Effect.Service<PresetsRepo>()("@svc/core/Preset
       `
     })
 
-    /** The deleted Preset's name, for the audit record; none when there was no such Preset. */
-    const remove = SqlSchema.findOne({
+    /**
+     * The deleted Preset's name, for the audit record; none when there was no such Preset. Call
+     * inside a transaction: the row is locked by a statement of its own first, so a binding
+     * created on the Preset meanwhile (which locks it FOR KEY SHARE) has committed before the
+     * deletion's snapshot is taken, and goes with the Preset instead of outliving it.
+     */
+    const remove = (key: typeof PresetKey.Type) =>
+      Effect.zipRight(sql`SELECT 1 FROM presets WHERE id = ${key.id} AND namespace_id = ${key.namespace_id} FOR UPDATE`, removeLocked(key))
+
+    const removeLocked = SqlSchema.findOne({
       Request: PresetKey,
       Result: Schema.Struct({ name: Schema.String }),
       execute: (key) =>
