@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { teardownAgent } from "@svc/worker"
 import * as Compute from "@svc/core/drivers/compute"
-import { Effect, Exit, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schedule, TestServices } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -18,6 +18,7 @@ import { bindRole, createServicePrincipal, insertRestriction, insertServiceKey }
 import { TestServer } from "../../../testing/server.js"
 import { RoleId } from "@svc/core/schema"
 import { BuiltinRoles } from "@svc/core/iam"
+import { setUpDeployableAgent } from "./support/deployableAgent.js"
 import { apiTestLayer, bindViewerOn, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
 
 /** The context the engine hands a handler for its `attempt`-th attempt. */
@@ -182,6 +183,47 @@ describe("Agent deletion", () => {
         yield* sql`UPDATE work_items SET state = 'failed', finished_at = now() WHERE kind = 'agent.teardown' AND key = ${agent.id}`
         expectData(yield* call("DELETE", `agents/${agent.id}`, second.headers), 202)
         expect(yield* teardowns).toEqual([{ state: "failed" }, { state: "queued" }])
+      }))
+
+    it.effect("a binding on a revision committed while the removal runs goes with the revision, not after it", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("teardown-revision-race@example.com")
+        const ns = yield* seedNamespace("teardown-revision-race")
+        const holder = yield* createServicePrincipal("teardown-revision-holder", ns)
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const { agent } = yield* setUpDeployableAgent(ns, call)
+        const revision = expectData(yield* call("POST", `agents/${agent.id}/deploy`), 202).id as string
+        expect(expectData(yield* call("DELETE", `agents/${agent.id}`), 202).status).toBe("deleting")
+
+        // A binding create on the revision, as the API makes it: its target locked FOR KEY SHARE,
+        // the binding inserted, the commit held back until the removal is waiting on a lock.
+        const inserted = yield* Deferred.make<string>()
+        const commit = yield* Deferred.make<void>()
+        const creator = yield* Effect.fork(sql.withTransaction(Effect.gen(function* () {
+          yield* sql`SELECT 1 FROM agent_revisions WHERE id = ${revision} FOR KEY SHARE`
+          const id = yield* bindRole(holder, BuiltinRoles.namespaceViewer.id, { kind: "agent_revision", id: revision, namespaceId: ns })
+          yield* Deferred.succeed(inserted, id)
+          yield* Deferred.await(commit)
+        })))
+        const binding = yield* Deferred.await(inserted)
+        const dataDir = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "svc-teardown-race-")))
+        const local = Layer.succeed(Compute.ComputeDriver, Compute.makeLocalCompute(dataDir, { confinement: { kind: "shared-user" } }))
+        const removal = yield* Effect.fork(teardownAgent({ namespaceId: ns, agentId: agent.id }, attemptContext(agent.id, 1)).pipe(
+          Effect.provide(local),
+          Effect.exit
+        ))
+        const waiting = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
+        // Polled on the real clock (a test's default clock never advances by itself).
+        yield* TestServices.provideLive(Effect.repeat(waiting, { until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("20 millis") }))
+        yield* Deferred.succeed(commit, undefined)
+        yield* Fiber.join(creator)
+        const removed = yield* Fiber.join(removal)
+        yield* Effect.promise(() => fs.rm(dataDir, { recursive: true, force: true }))
+        expect(Exit.isSuccess(removed)).toBe(true)
+        expect(yield* sql`SELECT 1 FROM agent_revisions WHERE id = ${revision}`).toHaveLength(0)
+        expect(yield* sql`SELECT id FROM access_bindings WHERE id = ${binding}`).toEqual([])
       }))
   })
 })

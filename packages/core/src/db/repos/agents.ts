@@ -249,6 +249,10 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("@svc/core/AgentsRe
      */
     const removeWithPrincipal = (agentId: AgentId, principal: ServicePrincipalId) =>
       Effect.gen(function* () {
+        // The revisions are locked first, by a statement of their own: a binding being created on
+        // one (which locks it FOR KEY SHARE) commits before the bindings below are read, and goes
+        // with the revision instead of outliving it.
+        yield* sql`SELECT 1 FROM agent_revisions WHERE agent_id = ${agentId} FOR UPDATE`
         const onAgent = sql`principal_id = ${principal}
           OR (resource_kind = 'agent' AND resource_id = ${agentId})
           OR (resource_kind = 'agent_revision' AND resource_id IN (SELECT id FROM agent_revisions WHERE agent_id = ${agentId}))`
