@@ -49,7 +49,8 @@ export const stopLaunched = async (dir: string) => {
   for (const { pid } of pids.sort((a, b) => b.at - a.at)) if (pid > 0) await stopGroup(pid)
 }
 
-const alive = (pid: number): boolean => {
+/** Whether the process `pid` still runs. */
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

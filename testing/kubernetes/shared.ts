@@ -7,7 +7,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { inject } from "vitest"
-import { type ClusterState, startCluster } from "./cluster.js"
+import { alive, type ClusterState, startCluster } from "./cluster.js"
 import { failedFile, readState, stateFile } from "./runDir.js"
 
 declare module "vitest" {
@@ -30,15 +30,6 @@ const startOnce = async (runDir: string): Promise<ClusterState> => {
 
 /** The test process that took the lock, written right after taking it. */
 const starterFile = (runDir: string) => path.join(runDir, "lock", "pid")
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * Waits for the starter's state file. A starter that ended without writing it or its failure
