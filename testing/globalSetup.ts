@@ -93,7 +93,7 @@ export default async function setup(project: TestProject) {
   const state = (shared.svcTestRun ??= { run: startRun(), users: 0 })
   state.users += 1
   const run = await state.run
-  // The cluster's binaries before any file forks (a fresh machine builds them once); the
+  // The cluster's binaries before the first file forks (a fresh machine builds them once); the
   // cluster itself starts on first use (kubernetes/shared.ts).
   if (await usesKubernetes(project)) await (state.kubernetes ??= prepareKubernetesBinaries())
   project.provide("pgAdminUrl", run.pgAdminUrl)

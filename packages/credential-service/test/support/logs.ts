@@ -11,5 +11,5 @@ export const logLines = (output: string): ReadonlyArray<LogLine> =>
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as LogLine)
 
-/** The lines whose message is `message`, at any level. */
+/** The lines whose message is `message`, at every level. */
 export const linesWith = (output: string, message: string) => logLines(output).filter((line) => line.message === message)
