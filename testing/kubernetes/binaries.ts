@@ -68,8 +68,8 @@ const which = (command: string): string | undefined => {
 }
 
 /**
- * Makes the binaries ready without blocking the event loop: what globalSetup awaits before any
- * test file forks, so a first build (15-25 minutes) runs under no test's timeout and in no test
+ * Makes the binaries ready without blocking the event loop: what globalSetup awaits before the
+ * test files fork, so a first build (15-25 minutes) runs under no test's timeout and in no test
  * process that may be torn down halfway (which left a half-started shared cluster behind).
  */
 export const prepareKubernetesBinaries = async (): Promise<void> => {
