@@ -36,20 +36,9 @@ const launch = (dir: string, name: string, command: string, args: ReadonlyArray<
   fs.closeSync(log)
   child.unref()
   if (child.pid === undefined) throw new Error(`${name} did not start`)
-  // For the run's teardown, should the test process that launched it die before the cluster is up.
-  fs.writeFileSync(path.join(dir, `${name}.pid`), String(child.pid))
   return child.pid
 }
 
-/** Stops every process launched in `dir` (its `.pid` files), newest first: a start that never finished. */
-export const stopLaunched = async (dir: string) => {
-  if (!fs.existsSync(dir)) return
-  const files = fs.readdirSync(dir).filter((name) => name.endsWith(".pid"))
-  const pids = files.map((name) => ({ pid: Number(fs.readFileSync(path.join(dir, name), "utf8")), at: fs.statSync(path.join(dir, name)).mtimeMs }))
-  for (const { pid } of pids.sort((a, b) => b.at - a.at)) if (pid > 0) await stopGroup(pid)
-}
-
-/** Whether the process `pid` still runs. */
 export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -126,25 +115,7 @@ const kubeconfigText = (server: string, caFile: string, token: string): string =
     "current-context": "test"
   }, null, 2)
 
-/**
- * Starts etcd, the API server and the controller manager in `dir`. A start that fails stops
- * what it launched, so no orphan etcd outlives a failed run.
- */
 export const startCluster = async (dir: string, binaries: KubernetesBinaries = ensureKubernetesBinaries()): Promise<ClusterState> => {
-  const launched: Array<number> = []
-  try {
-    return await startProcesses(dir, binaries, launched)
-  } catch (error) {
-    for (const pid of launched.reverse()) await stopGroup(pid)
-    throw error
-  }
-}
-
-const startProcesses = async (dir: string, binaries: KubernetesBinaries, launched: Array<number>): Promise<ClusterState> => {
-  const started = (pid: number) => {
-    launched.push(pid)
-    return pid
-  }
   fs.mkdirSync(path.join(dir, "certs"), { recursive: true })
   const token = randomBytes(24).toString("hex")
   fs.writeFileSync(path.join(dir, "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 })
@@ -158,7 +129,7 @@ const startProcesses = async (dir: string, binaries: KubernetesBinaries, launche
   const [clientPort, peerPort, apiserverPort] = [await freePort(), await freePort(), await freePort()]
   const etcdUrl = `http://127.0.0.1:${clientPort}`
   const peerUrl = `http://127.0.0.1:${peerPort}`
-  const etcd = started(launch(dir, "etcd", binaries.etcd, [
+  const etcd = launch(dir, "etcd", binaries.etcd, [
     "--name=test",
     `--data-dir=${path.join(dir, "etcd")}`,
     `--listen-client-urls=${etcdUrl}`,
@@ -167,16 +138,16 @@ const startProcesses = async (dir: string, binaries: KubernetesBinaries, launche
     `--initial-advertise-peer-urls=${peerUrl}`,
     `--initial-cluster=test=${peerUrl}`,
     "--log-level=warn"
-  ]))
+  ])
   await waitUntil(dir, "etcd", etcd, () => fetch(`${etcdUrl}/health`).then((response) => response.ok))
 
   const server = `https://127.0.0.1:${apiserverPort}`
   const partial = { dir, server, token, etcdUrl, apiserverPort, kubeconfig: path.join(dir, "kubeconfig.json") }
-  const apiserver = started(launch(dir, "kube-apiserver", binaries.apiserver, apiserverArgs(dir, etcdUrl, apiserverPort)))
+  const apiserver = launch(dir, "kube-apiserver", binaries.apiserver, apiserverArgs(dir, etcdUrl, apiserverPort))
   await waitUntil(dir, "kube-apiserver", apiserver, () => apiserverReady(partial))
   fs.writeFileSync(partial.kubeconfig, kubeconfigText(server, path.join(dir, "certs", "apiserver.crt"), token), { mode: 0o600 })
 
-  const controllerManager = started(launch(dir, "kube-controller-manager", binaries.controllerManager, [
+  const controllerManager = launch(dir, "kube-controller-manager", binaries.controllerManager, [
     `--kubeconfig=${partial.kubeconfig}`,
     "--controllers=deployment,replicaset,namespace,garbagecollector,serviceaccount,serviceaccount-token,endpoint,endpointslice,resourcequota,pvc-protection",
     `--service-account-private-key-file=${path.join(dir, "sa.key")}`,
@@ -186,7 +157,7 @@ const startProcesses = async (dir: string, binaries: KubernetesBinaries, launche
     "--bind-address=127.0.0.1",
     "--secure-port=0",
     "--port=0"
-  ]))
+  ])
   // Up once its service-account controller has made the default namespace's account; killing
   // the API server before then would end it (it exits when discovery fails at start).
   await waitUntil(dir, "kube-controller-manager", controllerManager, () =>

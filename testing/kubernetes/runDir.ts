@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { type ClusterState, stopCluster, stopLaunched } from "./cluster.js"
+import { type ClusterState, stopCluster } from "./cluster.js"
 
 export const stateFile = (runDir: string) => path.join(runDir, "cluster.json")
 export const failedFile = (runDir: string) => path.join(runDir, "cluster-failed.txt")
@@ -16,6 +16,5 @@ export const readState = (runDir: string): ClusterState | undefined =>
 export const stopSharedCluster = async (runDir: string) => {
   const state = readState(runDir)
   if (state !== undefined) await stopCluster(state)
-  else await stopLaunched(path.join(runDir, "cluster"))
   fs.rmSync(runDir, { recursive: true, force: true })
 }
