@@ -97,7 +97,7 @@ export class ServiceKeys extends Effect.Service<ServiceKeys>()("@svc/api/Service
         Effect.gen(function* () {
           // FOR SHARE until the key commits: a deletion of the principal that came first is seen
           // here (400, as for an unknown principal), one that comes later waits for this key.
-          if (Option.isNone(yield* principals.lockLiveRetaining(principal.id))) {
+          if (Option.isNone(yield* principals.lockLiveRetryable(principal.id))) {
             return yield* invalid("No service principal has this id.", "/servicePrincipalId")
           }
           const { key, digest } = newServiceKey()

@@ -113,7 +113,7 @@ export class PrincipalsRepo extends Effect.Service<PrincipalsRepo>()("@svc/core/
       findLive: (id: string) => findLive(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       lockLive: (id: string) => lockLive(id).pipe(Effect.orDie),
       /** As `lockLive`, keeping the SqlError: service-key issuance answers its own 503. */
-      lockLiveRetaining: (id: string) => lockLive(id).pipe(Effect.catchTag("ParseError", Effect.die)),
+      lockLiveRetryable: (id: string) => lockLive(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       insertService,
       pageService,
       findService: (key: typeof ServicePrincipalKey.Type) => findService(key).pipe(Effect.orDie),
