@@ -45,8 +45,10 @@ layer(Layer.mergeAll(TestDatabase, WorkOutboxLive), { timeout: 60_000, excludeTe
         yield* eventually(namespaceRow(created.id), (s) => s === "ready")
         const dir = Compute.namespaceDirectory(dataDir, created.id)
         expect(yield* mode(dir)).toBe(0o700)
+        // The handler commits "ready" before the engine records the attempt's outcome, so the
+        // item's terminal state is awaited rather than read once.
         const [provision] = (yield* itemsOfKind(NAMESPACE_PROVISION)).filter((i) => i.key === created.id)
-        expect(provision?.state).toBe("succeeded")
+        expect((yield* untilState(provision!.id, "succeeded", "failed")).state).toBe("succeeded")
 
         yield* sql.withTransaction(
           Effect.zipRight(
