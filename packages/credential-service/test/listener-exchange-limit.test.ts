@@ -21,6 +21,7 @@ import { makeTokenCache, SessionTokens } from "../src/upstream/tokenCache.js"
 import { countedGet, rawExchange } from "./support/listenerClient.js"
 import { logLines } from "./support/logs.js"
 import { useServiceWithHost } from "./support/serviceWithHost.js"
+import { waitFor } from "./support/waitFor.js"
 
 const LIMIT_MS = 1500
 const world = useServiceWithHost((host) => {
@@ -111,7 +112,7 @@ describe("exchange time limit", () => {
     try {
       const cut = await countedGet(listenerUrl, REFS, bearer)
       expect([cut.status, cut.bytes, cut.complete]).toEqual([200, 1024 * 1024, false])
-      while (host().gitOutputClosed() === closedBefore) await new Promise((resolve) => setTimeout(resolve, 20))
+      await waitFor("the code host sees the Git output abandoned", host().gitOutputClosed, (n) => n > closedBefore)
     } finally {
       host().gitOutput(false)
     }

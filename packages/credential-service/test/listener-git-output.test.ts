@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { countedGet } from "./support/listenerClient.js"
 import { linesWith } from "./support/logs.js"
 import { useServiceWithHost } from "./support/serviceWithHost.js"
+import { waitFor } from "./support/waitFor.js"
 
 const world = useServiceWithHost((host) => host.gitOutput(false))
 const host = () => world.host()
@@ -57,7 +58,7 @@ describe("Git output limit", () => {
       const cut = await countedGet(service().listenerUrl, REFS, bearer)
       expect([cut.status, cut.complete]).toEqual([200, false])
       expect(cut.bytes).toBeLessThanOrEqual(L.gitOutputBytes)
-      while (host().gitOutputClosed() === closedBefore) await new Promise((resolve) => setTimeout(resolve, 20))
+      await waitFor("the code host sees the Git output abandoned", host().gitOutputClosed, (n) => n > closedBefore)
     } finally {
       host().gitOutput(false)
     }

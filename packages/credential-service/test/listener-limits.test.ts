@@ -21,6 +21,7 @@ import {
 import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
 import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
 import { rawExchange, streamedRequest } from "./support/listenerClient.js"
+import { waitFor } from "./support/waitFor.js"
 
 const registry = sampleRegistry()
 /** Mutable, so one test can make the code host's answer large. */
@@ -84,7 +85,7 @@ const expectApiRefusal = async (response: Response, status: number, message: str
 /** Waits until the code host has seen `count` repository reads (held ones included). */
 const repositoryReadsReach = async (count: number) => {
   const seen = () => host.requests.filter((line) => line === "GET /repos/acme/widgets").length
-  while (seen() < count) await new Promise((resolve) => setTimeout(resolve, 20))
+  await waitFor(`${count} requests reach the code host`, seen, (n) => n >= count)
 }
 
 describe("request target", () => {
@@ -185,7 +186,7 @@ describe("API responses", () => {
     host.endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
     try {
       await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
-      while (host.endlessClosed() === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      await waitFor("the code host sees the endless answer abandoned", host.endlessClosed, (n) => n > 0)
     } finally {
       host.endlessRepositoryReads(false)
     }
