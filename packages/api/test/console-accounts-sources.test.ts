@@ -197,6 +197,8 @@ describe("the console's service-account and credential-source pages", () => {
         // Nothing the page received carried the value; the page raised no error.
         const bodies = yield* Effect.promise(responses)
         expect(bodies.filter((body) => body.includes(SECRET_VALUE))).toEqual([])
+        // The bodies were read: the Secret's name, which the source form listed, is among them.
+        expect(bodies.some((body) => body.includes("\"vendor-key\""))).toBe(true)
         expect(w.errors).toEqual([])
         for (const file of [accountsShot, accountShot, refusedShot, sourcesShot, sourceShot, conflictShot]) expect(fs.statSync(file).size).toBeGreaterThan(0)
       }).pipe(Effect.scoped), 300_000)

@@ -48,13 +48,37 @@ export const stepper = (page: Page) => <A>(name: string, run: (page: Page) => Pr
     throw new Error(`${name}: ${error.message}`)
   }))
 
-/** Every response body the page received, read as text once the page is done with it. */
+/**
+ * Every response body the page received from the service. Each is read when its request has
+ * finished: a response still streaming when the page moves on may never finish, and waiting for
+ * its body waited for ever. The reads are awaited for at most 30 s; past that the call fails
+ * with the URLs still unread.
+ */
 export const recordResponses = (page: Page, baseUrl: string) => {
   const bodies: Array<Promise<string>> = []
-  page.on("response", (response) => {
-    if (response.url().startsWith(baseUrl)) bodies.push(response.text().catch(() => ""))
+  const unread = new Set<string>()
+  page.on("requestfinished", (request) => {
+    if (!request.url().startsWith(baseUrl)) return
+    const url = `${request.method()} ${request.url()} #${bodies.length}`
+    unread.add(url)
+    bodies.push(
+      request.response()
+        .then((response) => response?.text() ?? "")
+        .catch(() => "")
+        .finally(() => unread.delete(url))
+    )
   })
-  return () => Promise.all(bodies)
+  return async () => {
+    let timer: NodeJS.Timeout | undefined
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`response bodies not read in 30 s: ${[...unread].join(", ")}`)), 30_000)
+    })
+    try {
+      return await Promise.race([Promise.all(bodies), limit])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
 }
 
 /**
