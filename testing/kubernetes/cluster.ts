@@ -166,20 +166,25 @@ export const startCluster = async (dir: string, binaries: KubernetesBinaries = e
   return { ...partial, pids: { etcd, apiserver, controllerManager } }
 }
 
-/** Stops a process group: SIGTERM, then SIGKILL after `graceMs`. */
-export const stopGroup = async (pid: number, graceMs = 5000) => {
-  try {
-    process.kill(-pid, "SIGTERM")
-  } catch {
-    return
+/** Sends `signal` to `pid`'s process group, or to `pid` alone when it leads none; false when gone. */
+const signalGroup = (pid: number, signal: NodeJS.Signals): boolean => {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, signal)
+      return true
+    } catch {
+      // no such group (or process): try the next target
+    }
   }
+  return false
+}
+
+/** Stops a process group (or a process that leads none): SIGTERM, then SIGKILL after `graceMs`. */
+export const stopGroup = async (pid: number, graceMs = 5000) => {
+  if (!signalGroup(pid, "SIGTERM")) return
   const deadline = Date.now() + graceMs
   while (Date.now() < deadline && alive(pid)) await sleep(100)
-  try {
-    process.kill(-pid, "SIGKILL")
-  } catch {
-    // already gone
-  }
+  signalGroup(pid, "SIGKILL")
 }
 
 export const stopCluster = async (state: ClusterState) => {
