@@ -238,6 +238,16 @@ describe("Installation configuration", () => {
         .toEqual({ address: "127.0.0.1:7001", tls: false })
     })
 
+    it("takes RFC 1123 host names and IPv4 addresses, up to 63 characters a label and 253 in all", () => {
+      const plain = { auth: bearer, insecureTransport: "network-policy" }
+      const longest = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`
+      for (const host of ["10.0.0.7", "gw-1.svc.cluster.local", "GW", "0gw", longest]) {
+        expect(sandboxGatewayTarget(gateway({ endpoint: `${host}:8080`, ...plain }))).toEqual({ address: `${host}:8080`, tls: false })
+      }
+      expect(sandboxGatewayTarget(gateway({ endpoint: "https://gw-1.example.com", auth: bearer })))
+        .toEqual({ address: "gw-1.example.com:443", tls: true })
+    })
+
     it("takes a bracketed IPv6 literal in host:port as in an origin", () => {
       const plain = { auth: bearer, insecureTransport: "network-policy" }
       expect(sandboxGatewayTarget(gateway({ endpoint: "[::1]:8443", ...plain }))).toEqual({ address: "[::1]:8443", tls: false })
@@ -257,7 +267,10 @@ describe("Installation configuration", () => {
         "https://gw.example.com:0", "gw:080000",
         // IPv6: only bracketed, a valid literal, no zone, with a port in range.
         "::1:8443", "[::1]", "[::1]:", "[::1]:0", "[::1]:65536", "[1::2::3]:80", "[::g]:80", "[]:80", "[127.0.0.1]:80",
-        "[fe80::1%eth0]:80", "[fe80::1%25eth0]:80", "[::1]x:80", "[::1]:80:80", "http://[::1]x:80", "http://::1:8443"
+        "[fe80::1%eth0]:80", "[fe80::1%25eth0]:80", "[::1]x:80", "[::1]:80:80", "http://[::1]x:80", "http://::1:8443",
+        // Host names: RFC 1123 labels only, in both forms.
+        "-:80", "-gw:80", "gw-:80", "a..b:80", ".gw:80", "gw.:80", "a_b:80", `${"a".repeat(64)}:80`,
+        `${"a.".repeat(126)}ab:80`, "http://-:80", "https://a..b", "https://a_b.example.com", "https://-gw.example.com"
       ]) {
         expect(problems(withConfiguration({ endpoint, auth: bearer }))).toContain(`backends[0].configuration.endpoint: ${message}`)
       }

@@ -56,6 +56,14 @@ const isBracketedIpv6 = (host: string): boolean => {
   }
 }
 
+/**
+ * A DNS host name as RFC 1123 has it (labels of letters, digits and inner hyphens, at most 63
+ * characters each and 253 in all), which also covers a dotted IPv4 address. URL parsing alone
+ * takes `-`, `a..b` or `a_b` as hosts; no resolver does.
+ */
+const isHostName = (host: string): boolean =>
+  host.length <= 253 && /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)
+
 const isPort = (digits: string): boolean => digits.length <= 5 && Number(digits) >= 1 && Number(digits) <= 65535
 
 /**
@@ -68,11 +76,12 @@ export const Endpoint = Schema.String.pipe(
     const hostPort = /^(\[[^\]]*\]|[A-Za-z0-9.-]+):([0-9]+)$/.exec(s)
     if (hostPort) {
       const [, host = "", port = ""] = hostPort
-      return (!host.startsWith("[") || isBracketedIpv6(host)) && isPort(port)
+      return (host.startsWith("[") ? isBracketedIpv6(host) : isHostName(host)) && isPort(port)
     }
     if (!/^https?:\/\/[^/?#@]+$/.test(s)) return false
     try {
-      return new URL(s).port !== "0"
+      const url = new URL(s)
+      return url.port !== "0" && (url.hostname.startsWith("[") || isHostName(url.hostname))
     } catch {
       return false
     }
