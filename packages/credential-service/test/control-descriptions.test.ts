@@ -2,20 +2,11 @@
  * `POST /v1/repository-descriptions` of a real credential service (the repository options'
  * descriptions, SPEC 4.4) against a loopback code host, and the Repo Driver's batching of it.
  */
-import { Migrations } from "@svc/core/db"
 import { makeCodehostRepoDriver } from "@svc/core/drivers/repo"
 import { Effect, Either } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  NS_A,
-  type RunningCredentialService,
-  sampleRegistry,
-  socketRequest,
-  startCredentialService,
-  writeCredentialServiceFiles
-} from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
-import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { describe, expect, it } from "vitest"
+import { NS_A, sampleRegistry, socketRequest } from "../../../testing/credentialService.js"
+import { useCredentialService } from "./support/service.js"
 
 const numbered = Array.from({ length: 10 }, (_, i) => ({ ref: `repo-${i}`, id: 2000 + i, name: `acme/repo-${i}` }))
 
@@ -32,42 +23,27 @@ const registry = sampleRegistry({
     }))
   ]
 })
-let host: FakeCodeHost
-let files: ReturnType<typeof writeCredentialServiceFiles>
-let databaseUrl = ""
-let service: RunningCredentialService
-
-beforeAll(async () => {
-  host = await startFakeCodeHost([
+const world = useCredentialService({
+  registry,
+  codeHost: [
     { id: 1001, fullName: "acme/widgets", description: "Widgets\u0000 and\tmore " },
     { id: 1002, fullName: "acme/gadgets", description: "Gadgets" },
     // The host shows acme/swapped with id 1001: not the repository the registry approved (1002).
     { id: 1001, fullName: "acme/swapped", description: "Not the approved repository" },
     ...numbered.map((r) => ({ id: r.id, fullName: r.name, description: `Repository ${r.ref}` }))
-  ])
-  files = writeCredentialServiceFiles(registry, host.privateKeyPem)
-  databaseUrl = await createDatabase()
-  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
-  service = await startCredentialService(files, databaseUrl, {
-    SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url })
-  })
-}, 120_000)
-
-afterAll(async () => {
-  await service?.process.stop()
-  await host?.close()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
+  ]
 })
+const host = () => world.host()
 
 const describeRefs = (body: unknown) =>
-  socketRequest(files.socketPath, "POST", "/v1/repository-descriptions", {
+  socketRequest(world.socketPath(), "POST", "/v1/repository-descriptions", {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body)
   })
 
 describe("repository descriptions over the control socket", () => {
   it("answers every reference: normalised text, null for unknown, undescribed or mismatched repositories", async () => {
-    const minted = host.tokens.length
+    const minted = host().tokens.length
     const response = await describeRefs({ repositoryRefs: ["widgets", "swapped", "nowhere"] })
     expect(response.status).toBe(200)
     expect(response.body.data).toEqual({
@@ -77,15 +53,15 @@ describe("repository descriptions over the control socket", () => {
         { repositoryRef: "nowhere", description: null }
       ]
     })
-    const token = host.tokens[minted]!
-    expect(host.tokens).toHaveLength(minted + 1)
+    const token = host().tokens[minted]!
+    expect(host().tokens).toHaveLength(minted + 1)
     expect({ ids: [...token.repositoryIds].sort(), permissions: token.permissions }).toEqual({
       ids: [1001, 1002],
       permissions: { metadata: "read" }
     })
-    expect(host.revoked).toContain(token.token)
+    expect(host().revoked).toContain(token.token)
     expect(response.text).not.toContain(token.token)
-    expect(service.process.output()).not.toContain(token.token)
+    expect(world.service().process.output()).not.toContain(token.token)
   })
 
   it("refuses malformed requests with details", async () => {
@@ -106,22 +82,22 @@ describe("repository descriptions over the control socket", () => {
   })
 
   it("a failing code host is 503 DEPENDENCY_UNAVAILABLE, and the token is still revoked", async () => {
-    host.failRepositoryReads(500)
+    host().failRepositoryReads(500)
     try {
-      const minted = host.tokens.length
+      const minted = host().tokens.length
       const response = await describeRefs({ repositoryRefs: ["widgets"] })
       expect({ status: response.status, code: response.body.error.code }).toEqual({ status: 503, code: "DEPENDENCY_UNAVAILABLE" })
-      expect(host.revoked).toContain(host.tokens[minted]!.token)
+      expect(host().revoked).toContain(host().tokens[minted]!.token)
     } finally {
-      host.failRepositoryReads(undefined)
+      host().failRepositoryReads(undefined)
     }
   })
 
   it("the Repo Driver asks in batches of eight and merges the answers", async () => {
-    const driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: files.socketPath, sessionDurationSeconds: 900 }, registry)
-    const minted = host.tokens.length
+    const driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: world.socketPath(), sessionDurationSeconds: 900 }, registry)
+    const minted = host().tokens.length
     const answer = await Effect.runPromise(Effect.either(driver.describe(numbered.map((r) => r.ref))))
     expect(answer).toEqual(Either.right(new Map(numbered.map((r) => [r.ref, `Repository ${r.ref}`]))))
-    expect(host.tokens.slice(minted).map((t) => t.repositoryIds.length).sort()).toEqual([2, 8])
+    expect(host().tokens.slice(minted).map((t) => t.repositoryIds.length).sort()).toEqual([2, 8])
   })
 })

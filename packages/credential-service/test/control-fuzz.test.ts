@@ -10,41 +10,24 @@ import { SqlClient } from "@effect/sql"
 import { Effect, ManagedRuntime } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Migrations } from "@svc/core/db"
-import {
-  admissionId,
-  frozenGrant,
-  NS_A,
-  NS_B,
-  type RunningCredentialService,
-  sampleRegistry,
-  socketRequest,
-  startCredentialService,
-  writeCredentialServiceFiles
-} from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { admissionId, frozenGrant, NS_A, NS_B, socketRequest } from "../../../testing/credentialService.js"
+import { pgClientLayer } from "../../../testing/database.js"
 import { anyText, type NestedField, RUNS, SEED, type Target, tableSnapshot } from "../../api/test/support/fuzzBodies.js"
 import { type Answer, attack, expectRefused } from "../../api/test/support/fuzzRun.js"
 import { urlText } from "../../api/test/support/fuzzRequests.js"
+import { useCredentialService } from "./support/service.js"
 
-const registry = sampleRegistry()
-const files = writeCredentialServiceFiles(registry)
-const grant = frozenGrant(registry, NS_A, "widgets", "git-write")
-let databaseUrl = ""
-let service: RunningCredentialService
+const world = useCredentialService()
+const grant = frozenGrant(world.registry, NS_A, "widgets", "git-write")
 let database: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
 
-beforeAll(async () => {
-  databaseUrl = await createDatabase()
-  database = ManagedRuntime.make(pgClientLayer(databaseUrl))
-  await database.runPromise(Migrations.run)
-  service = await startCredentialService(files, databaseUrl)
-}, 120_000)
+beforeAll(() => {
+  database = ManagedRuntime.make(pgClientLayer(world.databaseUrl()))
+})
 
+// Registered after the world's: runs before it, so the pool closes before the database is dropped.
 afterAll(async () => {
-  await service?.process.stop()
   await database?.dispose()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
 })
 
 const field = (structured: boolean, wrongType: fc.Arbitrary<unknown>, cases: ReadonlyArray<unknown>, shaped: fc.Arbitrary<unknown>): NestedField =>
@@ -116,7 +99,7 @@ const describeTarget: Target = {
 const asAnswer = (response: { status: number; text: string; body: unknown }): Answer => response as Answer
 
 const post = (target: string, body: string, id: string = admissionId()) =>
-  socketRequest(files.socketPath, "POST", target, { headers: { "content-type": "application/json", "x-admission-id": id }, body }).then(asAnswer)
+  socketRequest(world.socketPath(), "POST", target, { headers: { "content-type": "application/json", "x-admission-id": id }, body }).then(asAnswer)
 
 const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient>) => database.runPromise(effect)
 
@@ -146,7 +129,7 @@ describe("hostile input on the control interface", () => {
     await fc.assert(
       fc.asyncProperty(urlText.filter((text) => text.length > 0), fc.boolean(), async (id, close) => {
         const before = await run(sessions)
-        const answer = asAnswer(await socketRequest(files.socketPath, close ? "POST" : "GET", `/v1/sessions/${id}${close ? "/close" : ""}`))
+        const answer = asAnswer(await socketRequest(world.socketPath(), close ? "POST" : "GET", `/v1/sessions/${id}${close ? "/close" : ""}`))
         expectRefused(answer, `${id.slice(0, 200)} -> ${answer.text.slice(0, 300)}`)
         expect(await run(sessions)).toBe(before)
       }),

@@ -20,13 +20,16 @@ import { API_ORIGIN, GIT_ORIGIN, makeCodeHostClient } from "../src/upstream/code
 import { makeTokenCache, SessionTokens } from "../src/upstream/tokenCache.js"
 import { countedGet, rawExchange } from "./support/listenerClient.js"
 import { logLines } from "./support/logs.js"
-import { useServiceWithHost } from "./support/serviceWithHost.js"
+import { useCredentialService, WIDGETS } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
 const LIMIT_MS = 1500
-const world = useServiceWithHost((host) => {
-  host.gitOutput(false)
-  host.stallMints(false)
+const world = useCredentialService({
+  codeHost: [WIDGETS],
+  cleanup: (host) => {
+    host.gitOutput(false)
+    host.stallMints(false)
+  }
 })
 const host = () => world.host()
 const open = world.open

@@ -9,10 +9,10 @@ import { CredentialServiceLimits as L } from "@svc/core/schema"
 import { beforeAll, describe, expect, it } from "vitest"
 import { countedGet } from "./support/listenerClient.js"
 import { linesWith } from "./support/logs.js"
-import { useServiceWithHost } from "./support/serviceWithHost.js"
+import { useCredentialService, WIDGETS } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
-const world = useServiceWithHost((host) => host.gitOutput(false))
+const world = useCredentialService({ codeHost: [WIDGETS], cleanup: (host) => host.gitOutput(false) })
 const host = () => world.host()
 const service = () => world.service()
 let bearer = ""

@@ -2,13 +2,14 @@
  * The client listener of a real credential service, driven by the real `git` CLI and HTTP
  * against a loopback code host that serves real repositories through `git http-backend`.
  */
-import { Migrations, RepositorySessionsRepo } from "@svc/core/db"
+import type { RepositoryProfileName } from "@svc/core/config"
+import { RepositorySessionsRepo } from "@svc/core/db"
 import { profilePermissions } from "@svc/core/drivers/repo"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   admissionId,
   frozenGrant,
@@ -16,15 +17,12 @@ import {
   NS_B,
   openSession,
   queryDatabase,
-  type RunningCredentialService,
   sampleRegistry,
-  socketRequest,
-  startCredentialService,
-  writeCredentialServiceFiles
+  socketRequest
 } from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
-import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { pgClientLayer } from "../../../testing/database.js"
 import { git, refIn, writeGitClientMaterial } from "../../../testing/gitClient.js"
+import { useCredentialService } from "./support/service.js"
 
 const registry = sampleRegistry({
   repositories: [
@@ -32,51 +30,25 @@ const registry = sampleRegistry({
     { repositoryRef: "gadgets", repositoryId: "1002", repository: "acme/gadgets", namespaces: [{ namespaceId: NS_A, profiles: ["git-full"] }] }
   ]
 })
-let host: FakeCodeHost
-let files: ReturnType<typeof writeCredentialServiceFiles>
-let databaseUrl = ""
-let service: RunningCredentialService
-let listenPort: string | undefined
-
-/** Starts the service; a restart keeps the listener's port, as a deployment would. */
-const start = () =>
-  startCredentialService(files, databaseUrl, {
-    SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url }),
-    ...(listenPort === undefined ? {} : { SVC_CREDENTIAL_LISTEN_PORT: listenPort })
-  })
-
-beforeAll(async () => {
-  host = await startFakeCodeHost([
+const world = useCredentialService({
+  registry,
+  codeHost: [
     { id: 1001, fullName: "acme/widgets", description: "Widgets and more" },
     { id: 1002, fullName: "acme/gadgets", description: "Gadgets" }
-  ])
-  files = writeCredentialServiceFiles(registry, host.privateKeyPem)
-  databaseUrl = await createDatabase()
-  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
-  service = await start()
-  listenPort = new URL(service.listenerUrl).port
-}, 120_000)
-
-afterAll(async () => {
-  await service?.process.stop()
-  await host?.close()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
+  ]
 })
+const host = () => world.host()
+const service = () => world.service()
+const socketPath = () => world.socketPath()
 
-const open = async (namespaceId: string, repositoryRef: string, profile: "git-read" | "git-write" | "git-full") => {
-  const response = await openSession(files.socketPath, admissionId(), {
-    durationSeconds: 600,
-    grant: frozenGrant(registry, namespaceId, repositoryRef, profile)
-  })
-  expect(response.status).toBe(201)
-  return response.body.data as { session: { sessionId: string }; bearer: string }
-}
+const open = (namespaceId: string, repositoryRef: string, profile: RepositoryProfileName) =>
+  world.open({ namespaceId, repositoryRef, profile })
 
 const workdir = () => fs.mkdtempSync(path.join(os.tmpdir(), "svc-clone-"))
-const bare = (name: string) => path.join(host.gitRoot, `${name}.git`)
+const bare = (name: string) => path.join(host().gitRoot, `${name}.git`)
 
 const api = (pathname: string, bearer: string | undefined, init: RequestInit = {}) =>
-  fetch(`${service.listenerUrl}${pathname}`, {
+  fetch(`${service().listenerUrl}${pathname}`, {
     ...init,
     headers: { ...(bearer === undefined ? {} : { authorization: `token ${bearer}` }), ...(init.headers ?? {}) }
   })
@@ -84,7 +56,7 @@ const api = (pathname: string, bearer: string | undefined, init: RequestInit = {
 describe("Git through the listener", () => {
   it("a git-write session clones, pushes an allowed ref, and is refused outside pushRefAllowlist", async () => {
     const { bearer } = await open(NS_A, "widgets", "git-write")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     const dir = workdir()
     const clone = await git(config, ["clone", "https://github.com/acme/widgets.git", "widgets"], dir)
     expect(clone.stderr).not.toContain("fatal")
@@ -113,14 +85,14 @@ describe("Git through the listener", () => {
     expect(refIn(bare("acme/widgets"), "refs/heads/agent/task-2")).toBeUndefined()
 
     // The token the host issued is bound to this repository and the git-write permissions.
-    const issued = host.tokens[host.tokens.length - 1]!
+    const issued = host().tokens[host().tokens.length - 1]!
     expect(issued.repositoryIds).toEqual([1001])
     expect(issued.permissions).toEqual(profilePermissions["git-write"])
   }, 120_000)
 
   it("a git-read session fetches but cannot push; Namespace B only gets what B was approved for", async () => {
     const { bearer } = await open(NS_B, "widgets", "git-read")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     const dir = workdir()
     expect((await git(config, ["clone", "https://github.com/acme/widgets", "w"], dir)).status).toBe(0)
     const repo = path.join(dir, "w")
@@ -132,14 +104,14 @@ describe("Git through the listener", () => {
     expect(push.status).not.toBe(0)
     expect(push.stderr).toContain("403")
     expect(refIn(bare("acme/widgets"), "refs/heads/agent/x")).toBeUndefined()
-    expect(host.tokens[host.tokens.length - 1]!.permissions).toEqual(profilePermissions["git-read"])
+    expect(host().tokens[host().tokens.length - 1]!.permissions).toEqual(profilePermissions["git-read"])
 
     // B's session reaches only its one repository; gadgets is approved for A only.
     const other = await git(config, ["ls-remote", "https://github.com/acme/gadgets.git"], dir)
     expect(other.status).not.toBe(0)
     expect(other.stderr).toContain("remote: not available through this session")
     const grant = frozenGrant(registry, NS_A, "gadgets", "git-full")
-    const refusedGrant = await openSession(files.socketPath, admissionId(), {
+    const refusedGrant = await openSession(socketPath(), admissionId(), {
       durationSeconds: 600,
       grant: { ...grant, namespaceId: NS_B }
     })
@@ -148,14 +120,14 @@ describe("Git through the listener", () => {
   }, 120_000)
 
   it("the REST allowlist: one repository, allowed routes and parameters, clone tokens stripped, links rewritten", async () => {
-    const { bearer, session } = await open(NS_A, "widgets", "git-write")
+    const { bearer, sessionId } = await open(NS_A, "widgets", "git-write")
     const repoRead = await api("/api/v3/repos/acme/widgets", bearer)
     expect(repoRead.status).toBe(200)
     expect(await repoRead.json()).toEqual({ id: 1001, full_name: "acme/widgets", description: "Widgets and more" })
 
     const pulls = await api("/api/v3/repos/acme/widgets/pulls?state=open", bearer)
     expect(pulls.status).toBe(200)
-    expect(pulls.headers.get("link")).toBe(`<${service.listenerUrl}/api/v3/repos/acme/widgets/pulls?page=2>; rel="next"`)
+    expect(pulls.headers.get("link")).toBe(`<${service().listenerUrl}/api/v3/repos/acme/widgets/pulls?page=2>; rel="next"`)
 
     // git-write reads issues but the token cannot write them: the host says 403.
     const issue = await api("/api/v3/repos/acme/widgets/issues", bearer, {
@@ -174,8 +146,8 @@ describe("Git through the listener", () => {
       ["/app/installations/777/access_tokens", "POST"],
       // SPEC 4.8: the client listener has no admission or close endpoint (nor any control route).
       ["/v1/sessions", "POST"],
-      [`/v1/sessions/${session.sessionId}/close`, "POST"],
-      [`/v1/sessions/${session.sessionId}`, "GET"],
+      [`/v1/sessions/${sessionId}/close`, "POST"],
+      [`/v1/sessions/${sessionId}`, "GET"],
       ["/v1/capabilities", "GET"]
     ] as const) {
       const response = await api(pathname, bearer, { method })
@@ -200,85 +172,85 @@ describe("Git through the listener", () => {
   })
 
   it("close revokes the token upstream and the bearer gets 401; an expired session gets 401", async () => {
-    const { bearer, session } = await open(NS_A, "widgets", "git-write")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const { bearer, sessionId } = await open(NS_A, "widgets", "git-write")
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
-    const token = host.tokens[host.tokens.length - 1]!.token
-    const closed = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+    const token = host().tokens[host().tokens.length - 1]!.token
+    const closed = await socketRequest(socketPath(), "POST", `/v1/sessions/${sessionId}/close`)
     expect(closed.body.data.state).toBe("CLOSED")
     expect(closed.body.data.cleanup).toEqual({ tokens: "settled" })
-    expect(host.revoked).toContain(token)
+    expect(host().revoked).toContain(token)
     const after = await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])
     expect(after.status).not.toBe(0)
     expect(after.stderr).toContain("Authentication failed")
     expect((await api("/api/v3/repos/acme/widgets", bearer)).status).toBe(401)
 
     const expiring = await open(NS_A, "widgets", "git-read")
-    await queryDatabase(databaseUrl, `UPDATE repository_sessions SET deadline = now() - interval '1 second' WHERE id = $1`, [
-      expiring.session.sessionId
+    await queryDatabase(world.databaseUrl(), `UPDATE repository_sessions SET deadline = now() - interval '1 second' WHERE id = $1`, [
+      expiring.sessionId
     ])
     expect((await api("/api/v3/repos/acme/widgets", expiring.bearer)).status).toBe(401)
   }, 60_000)
 
   // SPEC 3: "CLOSED does not imply confirmed revocation"; DISPOSED needs resolved token obligations.
   it("a close whose revocation the code host refuses is CLOSED with cleanup pending, and cannot be disposed until the token expired", async () => {
-    const { bearer, session } = await open(NS_A, "widgets", "git-read")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const { bearer, sessionId } = await open(NS_A, "widgets", "git-read")
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
-    const token = host.tokens[host.tokens.length - 1]!.token
-    host.failRevocations(500)
+    const token = host().tokens[host().tokens.length - 1]!.token
+    host().failRevocations(500)
     try {
-      const closed = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+      const closed = await socketRequest(socketPath(), "POST", `/v1/sessions/${sessionId}/close`)
       expect([closed.status, closed.body.data.state, closed.body.data.cleanup]).toEqual([200, "CLOSED", { tokens: "pending" }])
     } finally {
-      host.failRevocations(undefined)
+      host().failRevocations(undefined)
     }
-    expect(host.revoked).not.toContain(token)
+    expect(host().revoked).not.toContain(token)
     expect((await api("/api/v3/repos/acme/widgets", bearer)).status).toBe(401)
     const dispose = () => Effect.runPromise(
-      Effect.flatMap(RepositorySessionsRepo, (repo) => repo.dispose(session.sessionId)).pipe(
+      Effect.flatMap(RepositorySessionsRepo, (repo) => repo.dispose(sessionId)).pipe(
         Effect.provide(RepositorySessionsRepo.Default),
-        Effect.provide(pgClientLayer(databaseUrl))
+        Effect.provide(pgClientLayer(world.databaseUrl()))
       )
     )
     await dispose()
-    expect((await socketRequest(files.socketPath, "GET", `/v1/sessions/${session.sessionId}`)).body.data.state).toBe("CLOSED")
+    expect((await socketRequest(socketPath(), "GET", `/v1/sessions/${sessionId}`)).body.data.state).toBe("CLOSED")
     // The token can no longer be live: a repeated close settles it, and then it can be disposed.
-    await queryDatabase(databaseUrl, `UPDATE repository_sessions SET token_expires_at = now() - interval '1 second' WHERE id = $1`, [session.sessionId])
-    const again = await socketRequest(files.socketPath, "POST", `/v1/sessions/${session.sessionId}/close`)
+    await queryDatabase(world.databaseUrl(), `UPDATE repository_sessions SET token_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId])
+    const again = await socketRequest(socketPath(), "POST", `/v1/sessions/${sessionId}/close`)
     expect(again.body.data.cleanup).toEqual({ tokens: "settled" })
     await dispose()
-    expect((await socketRequest(files.socketPath, "GET", `/v1/sessions/${session.sessionId}`)).body.data.state).toBe("DISPOSED")
+    expect((await socketRequest(socketPath(), "GET", `/v1/sessions/${sessionId}`)).body.data.state).toBe("DISPOSED")
   }, 60_000)
 
   it("stopping the service revokes the tokens it holds (SPEC 8 shutdown cleanup); the session then works on a new token", async () => {
     const { bearer } = await open(NS_A, "widgets", "git-read")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
-    const token = host.tokens[host.tokens.length - 1]!.token
-    expect(host.revoked).not.toContain(token)
-    const output = service.process.output
-    expect(await service.process.stop()).toEqual({ code: 0, signal: null })
-    expect(host.revoked).toContain(token)
+    const token = host().tokens[host().tokens.length - 1]!.token
+    expect(host().revoked).not.toContain(token)
+    const output = service().process.output
+    expect(await service().process.stop()).toEqual({ code: 0, signal: null })
+    expect(host().revoked).toContain(token)
     expect(output()).toContain("shutdown cleanup: tokens revoked")
-    service = await start()
+    await world.restart()
     expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
-    expect(host.tokens[host.tokens.length - 1]!.token).not.toBe(token)
+    expect(host().tokens[host().tokens.length - 1]!.token).not.toBe(token)
   }, 120_000)
 
   it("a restart of the credential service keeps open sessions working, and nothing secret is logged", async () => {
     const { bearer } = await open(NS_A, "widgets", "git-write")
-    const config = writeGitClientMaterial(service.listenerUrl, bearer)
+    const config = writeGitClientMaterial(service().listenerUrl, bearer)
     expect((await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])).status).toBe(0)
-    const output = service.process.output()
-    await service.process.stop()
-    service = await start()
+    const output = service().process.output()
+    await service().process.stop()
+    await world.restart()
     const again = await git(config, ["ls-remote", "https://github.com/acme/widgets.git"])
     expect(again.stderr).toBe("")
     expect(again.status).toBe(0)
     expect(again.stdout).toContain("refs/heads/main")
-    const logs = output + service.process.output()
-    for (const secret of [bearer.slice(6), ...host.tokens.map((t) => t.token), host.privateKeyPem.split("\n")[1]!]) {
+    const logs = output + service().process.output()
+    for (const secret of [bearer.slice(6), ...host().tokens.map((t) => t.token), host().privateKeyPem.split("\n")[1]!]) {
       expect(logs).not.toContain(secret)
     }
   }, 120_000)

@@ -4,62 +4,26 @@
  * count, and concurrent exchanges per session and in total, each with its fixed answer, and
  * the listener serving the next request afterwards.
  */
-import { Migrations } from "@svc/core/db"
 import { CredentialServiceLimits as L } from "@svc/core/schema"
-import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  admissionId,
-  frozenGrant,
-  NS_A,
-  openSession,
-  type RunningCredentialService,
-  sampleRegistry,
-  startCredentialService,
-  writeCredentialServiceFiles
-} from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
-import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
+import { beforeAll, describe, expect, it } from "vitest"
 import { rawExchange, streamedRequest } from "./support/listenerClient.js"
+import { useCredentialService } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
-const registry = sampleRegistry()
 /** Mutable, so one test can make the code host's answer large. */
 const widgets = { id: 1001, fullName: "acme/widgets", description: "Widgets and more" }
-let host: FakeCodeHost
-let files: ReturnType<typeof writeCredentialServiceFiles>
-let databaseUrl = ""
-let service: RunningCredentialService
+const world = useCredentialService({ codeHost: [widgets] })
+const host = () => world.host()
+const service = () => world.service()
+const open = async () => (await world.open({ profile: "git-write" })).bearer
 let bearer = ""
 
-const open = async () => {
-  const response = await openSession(files.socketPath, admissionId(), {
-    durationSeconds: 600,
-    grant: frozenGrant(registry, NS_A, "widgets", "git-write")
-  })
-  expect(response.status).toBe(201)
-  return (response.body.data as { bearer: string }).bearer
-}
-
 beforeAll(async () => {
-  host = await startFakeCodeHost([widgets])
-  files = writeCredentialServiceFiles(registry, host.privateKeyPem)
-  databaseUrl = await createDatabase()
-  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
-  service = await startCredentialService(files, databaseUrl, {
-    SVC_DEV_UPSTREAMS: JSON.stringify({ "https://api.github.com": host.url, "https://github.com": host.url })
-  })
   bearer = await open()
-}, 120_000)
-
-afterAll(async () => {
-  await service?.process.stop()
-  await host?.close()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
 })
 
 const get = (pathname: string, as: string) =>
-  fetch(`${service.listenerUrl}${pathname}`, { headers: { authorization: `token ${as}` } })
+  fetch(`${service().listenerUrl}${pathname}`, { headers: { authorization: `token ${as}` } })
 
 const REPO = "/api/v3/repos/acme/widgets"
 const PULLS = `${REPO}/pulls`
@@ -84,7 +48,7 @@ const expectApiRefusal = async (response: Response, status: number, message: str
 
 /** Waits until the code host has seen `count` repository reads (held ones included). */
 const repositoryReadsReach = async (count: number) => {
-  const seen = () => host.requests.filter((line) => line === "GET /repos/acme/widgets").length
+  const seen = () => host().requests.filter((line) => line === "GET /repos/acme/widgets").length
   await waitFor(`${count} requests reach the code host`, seen, (n) => n >= count)
 }
 
@@ -110,7 +74,7 @@ describe("request target", () => {
 describe("request bodies", () => {
   it("a Git fetch body over 1 MiB is 413, streamed or declared; the listener then serves Git", async () => {
     const headers = { "content-type": "application/x-git-upload-pack-request" }
-    const streamed = await streamedRequest(service.listenerUrl, "POST", UPLOAD_PACK, {
+    const streamed = await streamedRequest(service().listenerUrl, "POST", UPLOAD_PACK, {
       bearer,
       headers,
       bodyBytes: L.gitFetchInputBytes + 1
@@ -121,7 +85,7 @@ describe("request bodies", () => {
       `${TOO_LARGE}\n`
     ])
     expect(streamed.headers.connection).toBe("close")
-    const declared = await streamedRequest(service.listenerUrl, "POST", UPLOAD_PACK, {
+    const declared = await streamedRequest(service().listenerUrl, "POST", UPLOAD_PACK, {
       bearer,
       headers,
       declaredLength: L.gitFetchInputBytes + 1
@@ -135,7 +99,7 @@ describe("request bodies", () => {
   })
 
   it("an API body over 1 MiB is 413 as JSON; the listener then serves the API", async () => {
-    const streamed = await streamedRequest(service.listenerUrl, "POST", `${REPO}/issues`, {
+    const streamed = await streamedRequest(service().listenerUrl, "POST", `${REPO}/issues`, {
       bearer,
       headers: { "content-type": "application/json" },
       bodyBytes: L.apiInputBytes + 1
@@ -151,14 +115,14 @@ describe("request bodies", () => {
   it("a push is held to 256 MiB, not the 1 MiB fetch limit", async () => {
     const headers = { "content-type": "application/x-git-receive-pack-request" }
     const target = "/acme/widgets.git/git-receive-pack"
-    const declared = await streamedRequest(service.listenerUrl, "POST", target, {
+    const declared = await streamedRequest(service().listenerUrl, "POST", target, {
       bearer,
       headers,
       declaredLength: L.gitPushInputBytes + 1
     })
     expect([declared.status, declared.text]).toEqual([413, `${TOO_LARGE}\n`])
     // Past 1 MiB a push body is read and its command list judged (this one is not a command list).
-    const past = await streamedRequest(service.listenerUrl, "POST", target, {
+    const past = await streamedRequest(service().listenerUrl, "POST", target, {
       bearer,
       headers,
       bodyBytes: L.gitFetchInputBytes + 64 * 1024
@@ -183,12 +147,12 @@ describe("API responses", () => {
   })
 
   it("an answer that passes 8 MiB and never ends is 502 at once, and the code host's stream is abandoned", async () => {
-    host.endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
+    host().endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
     try {
       await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
-      await waitFor("the code host sees the endless answer abandoned", host.endlessClosed, (n) => n > 0)
+      await waitFor("the code host sees the endless answer abandoned", host().endlessClosed, (n) => n > 0)
     } finally {
-      host.endlessRepositoryReads(false)
+      host().endlessRepositoryReads(false)
     }
     await expectHealthy()
   })
@@ -199,9 +163,9 @@ describe("headers", () => {
     `GET ${REPO} HTTP/1.1\r\nHost: listener\r\nAuthorization: token ${bearer}\r\n${extra}Connection: close\r\n\r\n`
 
   it("over 32 KiB is Node's 431; just under is served; the next request is served", async () => {
-    const refused = await rawExchange(service.listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes)}\r\n`))
+    const refused = await rawExchange(service().listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes)}\r\n`))
     expect(refused).toBe("HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n")
-    const served = await rawExchange(service.listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes - 1024)}\r\n`))
+    const served = await rawExchange(service().listenerUrl, request(`X-Pad: ${"a".repeat(L.headerBytes - 1024)}\r\n`))
     expect(served.split("\r\n")[0]).toBe("HTTP/1.1 200 OK")
     await expectHealthy()
   })
@@ -209,14 +173,14 @@ describe("headers", () => {
   it("more than 64 pairs is 431 (Node would drop the extra pairs); 64 are served; the next request is served", async () => {
     // Node's client sends Host, Authorization and Connection besides these.
     const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h${i}`, String(i)]))
-    const refused = await streamedRequest(service.listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 2) })
+    const refused = await streamedRequest(service().listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 2) })
     expect([refused.status, refused.headers.connection, refused.headers["content-type"], JSON.parse(refused.text)]).toEqual([
       431,
       "close",
       "application/json",
       { message: "the request has too many header fields" }
     ])
-    const served = await streamedRequest(service.listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 3) })
+    const served = await streamedRequest(service().listenerUrl, "GET", REPO, { bearer, headers: pairs(L.headerPairs - 3) })
     expect(served.status).toBe(200)
     await expectHealthy()
   })
@@ -225,11 +189,11 @@ describe("headers", () => {
 describe("concurrent exchanges", () => {
   it("a 5th exchange of one session is 503 while 4 are held upstream; a finished one gives its slot back", async () => {
     const mine = await open()
-    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
-    const releaseFirst = host.holdRepositoryReads()
+    const base = host().requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const releaseFirst = host().holdRepositoryReads()
     const first = get(REPO, mine)
     await repositoryReadsReach(base + 1)
-    const releaseRest = host.holdRepositoryReads()
+    const releaseRest = host().holdRepositoryReads()
     const rest = [get(REPO, mine), get(REPO, mine), get(REPO, mine)]
     await repositoryReadsReach(base + L.exchangesPerSession)
 
@@ -249,11 +213,11 @@ describe("concurrent exchanges", () => {
 
   it("a client that goes away gives its slot back without waiting for the code host", async () => {
     const mine = await open()
-    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
-    const release = host.holdRepositoryReads()
+    const base = host().requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const release = host().holdRepositoryReads()
     const clients = Array.from({ length: L.exchangesPerSession }, () => new AbortController())
     const held = clients.map((client) =>
-      fetch(`${service.listenerUrl}${REPO}`, { headers: { authorization: `token ${mine}` }, signal: client.signal }).then(
+      fetch(`${service().listenerUrl}${REPO}`, { headers: { authorization: `token ${mine}` }, signal: client.signal }).then(
         (response) => response.status,
         () => "gone" as const
       )
@@ -281,8 +245,8 @@ describe("concurrent exchanges", () => {
     const sessions: Array<string> = []
     for (let i = 0; i < L.exchangesTotal / L.exchangesPerSession; i++) sessions.push(await open())
     const ninth = await open()
-    const base = host.requests.filter((line) => line === "GET /repos/acme/widgets").length
-    const release = host.holdRepositoryReads()
+    const base = host().requests.filter((line) => line === "GET /repos/acme/widgets").length
+    const release = host().holdRepositoryReads()
     const held = sessions.flatMap((s) => Array.from({ length: L.exchangesPerSession }, () => get(REPO, s)))
     await repositoryReadsReach(base + L.exchangesTotal)
 

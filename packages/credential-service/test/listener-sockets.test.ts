@@ -5,36 +5,23 @@
  */
 import { CredentialServiceLimits as L } from "@svc/core/schema"
 import * as net from "node:net"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type RunningCredentialService,
-  sampleRegistry,
-  startCredentialService,
-  writeCredentialServiceFiles
-} from "../../../testing/credentialService.js"
-import { createMigratedDatabase, dropDatabase } from "../../../testing/database.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { rawExchange } from "./support/listenerClient.js"
+import { useCredentialService } from "./support/service.js"
 
-const files = writeCredentialServiceFiles(sampleRegistry())
-let databaseUrl = ""
-let service: RunningCredentialService
+const world = useCredentialService()
+const service = () => world.service()
 const held: Array<net.Socket> = []
 
-beforeAll(async () => {
-  databaseUrl = await createMigratedDatabase()
-  service = await startCredentialService(files, databaseUrl)
-}, 120_000)
-
-afterAll(async () => {
+// Registered after the world's: runs before it, so the sockets are gone before the service stops.
+afterAll(() => {
   for (const socket of held) socket.destroy()
-  await service?.process.stop()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
 })
 
 /** An idle socket, connected. */
 const hold = () =>
   new Promise<void>((resolve, reject) => {
-    const url = new URL(service.listenerUrl)
+    const url = new URL(service().listenerUrl)
     const socket = net.connect(Number(url.port), url.hostname, () => resolve())
     socket.on("error", reject)
     held.push(socket)
@@ -42,7 +29,7 @@ const hold = () =>
 
 /** One unauthenticated request: its status line, or "" when the listener drops the connection unanswered. */
 const probe = async () => {
-  const answer = await rawExchange(service.listenerUrl, "GET /api/v3/repos/acme/widgets HTTP/1.1\r\nHost: listener\r\n\r\n")
+  const answer = await rawExchange(service().listenerUrl, "GET /api/v3/repos/acme/widgets HTTP/1.1\r\nHost: listener\r\n\r\n")
     .catch(() => "")
   return answer.split("\r\n")[0] ?? ""
 }

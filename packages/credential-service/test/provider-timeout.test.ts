@@ -7,10 +7,10 @@
 import { CredentialServiceLimits as L } from "@svc/core/schema"
 import { describe, expect, it } from "vitest"
 import { linesWith } from "./support/logs.js"
-import { useServiceWithHost } from "./support/serviceWithHost.js"
+import { useCredentialService, WIDGETS } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
-const world = useServiceWithHost((host) => host.stallMints(false))
+const world = useCredentialService({ codeHost: [WIDGETS], cleanup: (host) => host.stallMints(false) })
 const host = () => world.host()
 const service = () => world.service()
 const open = async () => (await world.open()).bearer

@@ -1,36 +1,19 @@
 /**
  * The `code_host` Repo Driver (SPEC 4.8) against a real credential service over its socket.
  */
-import { Migrations } from "@svc/core/db"
 import { makeCodehostRepoDriver, newAdmissionId, RepositoryNotAdmitted, SessionRefused } from "@svc/core/drivers/repo"
 import { Effect, Either, Option, Redacted } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  NS_A,
-  NS_B,
-  type RunningCredentialService,
-  sampleRegistry,
-  startCredentialService,
-  writeCredentialServiceFiles
-} from "../../../testing/credentialService.js"
-import { createDatabase, dropDatabase, pgClientLayer } from "../../../testing/database.js"
+import { beforeAll, describe, expect, it } from "vitest"
+import { NS_A, NS_B } from "../../../testing/credentialService.js"
+import { useCredentialService } from "./support/service.js"
 
-const registry = sampleRegistry()
-const files = writeCredentialServiceFiles(registry)
-let databaseUrl = ""
-let service: RunningCredentialService
-const driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: files.socketPath, sessionDurationSeconds: 900 }, registry)
+const world = useCredentialService()
+const registry = world.registry
+let driver: ReturnType<typeof makeCodehostRepoDriver>
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(effect))
 
-beforeAll(async () => {
-  databaseUrl = await createDatabase()
-  await Effect.runPromise(Effect.provide(Migrations.run, pgClientLayer(databaseUrl)))
-  service = await startCredentialService(files, databaseUrl)
-}, 120_000)
-
-afterAll(async () => {
-  await service?.process.stop()
-  if (databaseUrl !== "") await dropDatabase(databaseUrl)
+beforeAll(() => {
+  driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: world.socketPath(), sessionDurationSeconds: 900 }, registry)
 })
 
 describe("code_host Repo Driver", () => {
