@@ -6,7 +6,7 @@
  */
 import { CredentialServiceLimits as L } from "@svc/core/schema"
 import { describe, expect, it } from "vitest"
-import { linesWith } from "./support/logs.js"
+import { awaitLines } from "./support/logs.js"
 import { useCredentialService, WIDGETS } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
@@ -43,7 +43,7 @@ describe("provider action time limit", () => {
       started: 1,
       closed: 1
     })
-    expect(linesWith(service().process.output(), CUT).map((line) => [line.level, line.annotations.limitSeconds])).toEqual([
+    expect((await awaitLines(service().process.output, CUT, 1)).map((line) => [line.level, line.annotations.limitSeconds])).toEqual([
       ["WARN", L.providerActionSeconds]
     ])
     expect(L.providerActionSeconds).toBe(30)
