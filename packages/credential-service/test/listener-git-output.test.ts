@@ -8,7 +8,7 @@
 import { CredentialServiceLimits as L } from "@svc/core/schema"
 import { beforeAll, describe, expect, it } from "vitest"
 import { countedGet } from "./support/listenerClient.js"
-import { linesWith } from "./support/logs.js"
+import { awaitLines, linesWith } from "./support/logs.js"
 import { useCredentialService, WIDGETS } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
@@ -62,7 +62,7 @@ describe("Git output limit", () => {
     } finally {
       host().gitOutput(false)
     }
-    const lines = linesWith(service().process.output(), CUT)
+    const lines = await awaitLines(service().process.output, CUT, 1)
     expect(lines.map((line) => [line.level, line.annotations.sessionId, line.annotations.limitBytes])).toEqual([
       ["WARN", sessionId, L.gitOutputBytes]
     ])
@@ -86,7 +86,7 @@ describe("Git output limit", () => {
     } finally {
       host().gitOutput(false)
     }
-    expect(linesWith(service().process.output(), CUT).length).toBe(before + 1)
+    expect((await awaitLines(service().process.output, CUT, before + 1)).length).toBe(before + 1)
     await expectHealthy()
   }, 120_000)
 })

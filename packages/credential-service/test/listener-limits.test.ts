@@ -7,6 +7,7 @@
 import { CredentialServiceLimits as L } from "@svc/core/schema"
 import { beforeAll, describe, expect, it } from "vitest"
 import { rawExchange, streamedRequest } from "./support/listenerClient.js"
+import { awaitLines, linesWith, type LogLine } from "./support/logs.js"
 import { useCredentialService } from "./support/service.js"
 import { waitFor } from "./support/waitFor.js"
 
@@ -133,13 +134,20 @@ describe("request bodies", () => {
 })
 
 describe("API responses", () => {
-  it("over 8 MiB from the code host is 502 as JSON; just under is served; the listener then serves the API", async () => {
+  const CUT = "API answer refused at its size limit"
+  const cuts = () => linesWith(service().process.output(), CUT)
+  const levelAndLimit = (line: LogLine) => [line.level, line.annotations.limitBytes]
+
+  it("over 8 MiB from the code host is 502 as JSON and logged; just under is served; the listener then serves the API", async () => {
+    const before = cuts().length
     try {
       widgets.description = "d".repeat(L.apiResponseBytes)
       await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
+      expect((await awaitLines(service().process.output, CUT, before + 1)).slice(before).map(levelAndLimit)).toEqual([["WARN", L.apiResponseBytes]])
       widgets.description = "d".repeat(L.apiResponseBytes - 1024)
       const served = await get(REPO, bearer)
       expect([served.status, ((await served.json()) as { description: string }).description.length]).toEqual([200, L.apiResponseBytes - 1024])
+      expect(cuts().length).toBe(before + 1)
     } finally {
       widgets.description = "Widgets and more"
     }
@@ -148,8 +156,10 @@ describe("API responses", () => {
 
   it("an answer that passes 8 MiB and never ends is 502 at once, and the code host's stream is abandoned", async () => {
     host().endlessRepositoryReads(L.apiResponseBytes + 1024 * 1024)
+    const before = cuts().length
     try {
       await expectApiRefusal(await get(REPO, bearer), 502, "the code host's response is larger than the credential service allows")
+      expect((await awaitLines(service().process.output, CUT, before + 1)).slice(before).map(levelAndLimit)).toEqual([["WARN", L.apiResponseBytes]])
       await waitFor("the code host sees the endless answer abandoned", host().endlessClosed, (n) => n > 0)
     } finally {
       host().endlessRepositoryReads(false)

@@ -147,7 +147,10 @@ const proxyApi = async (
   })
   // Read up to the limit only: a larger (or endless) answer is abandoned, never buffered whole.
   const raw = await responseLimited(upstream, L.apiResponseBytes)
-  if (raw === undefined) return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
+  if (raw === undefined) {
+    deps.warn("API answer refused at its size limit", { sessionId: session.id, limitBytes: L.apiResponseBytes })
+    return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")
+  }
   let text = raw.toString("utf8")
   if ((upstream.headers.get("content-type") ?? "").includes("json") && text.length > 0) {
     try {
