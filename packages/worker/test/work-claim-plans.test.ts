@@ -76,8 +76,10 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("the claim f
         const large = yield* claimWithBacklog(fn, 8_000)
         expect(small.rows).toBe(claimed)
         expect(large.rows).toBe(claimed)
-        // A plan that reads and sorts the backlog reads about four times as many pages at 8 000.
-        expect(large.pages - small.pages, JSON.stringify({ small, large })).toBeLessThanOrEqual(3)
+        // A plan that reads and sorts the backlog reads about 150-170 pages more at 8 000 (19 -> 188
+        // and 265 -> 413 without migration 0021). The ordered plan reads the same few pages, give
+        // or take a handful a busy database leaves behind (61 -> 68 was seen under a full run).
+        expect(large.pages - small.pages, JSON.stringify({ small, large })).toBeLessThanOrEqual(20)
       }))
   }
 })

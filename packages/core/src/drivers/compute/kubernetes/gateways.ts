@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto"
 import type { KubernetesObject, V1Deployment, V1Pod, V1Secret } from "@kubernetes/client-node"
 import { Duration, Effect, Schedule } from "effect"
-import type { ComputeDriverShape, DiagnosticsCheck, GatewayHealth, GatewayRef, GatewaySpec } from "../driver.js"
+import type { ComputeDriverShape, ComputeFailure, DiagnosticsCheck, GatewayHealth, GatewayRef, GatewaySpec } from "../driver.js"
 import { secretNameProblem } from "../local/environment.js"
 import { probeModel } from "../local/modelProbe.js"
 import { answers200 } from "../local/readiness.js"
@@ -75,6 +75,18 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       Effect.orElseSucceed(() => false)
     )
 
+  /**
+   * Once the Deployment is applied the start is under way: an API server that stops answering
+   * for a while (a restart) is waited for, within the readiness budget, instead of failing it.
+   */
+  const whileStarting = <A>(step: Effect.Effect<A, ComputeFailure>) =>
+    step.pipe(
+      Effect.retry({
+        schedule: Schedule.spaced(Duration.seconds(1)).pipe(Schedule.upTo(readinessTimeout)),
+        while: (error) => !error.permanent
+      })
+    )
+
   /** Polls until the revision is Available and `/readyz` answers, or the budget is spent. */
   const awaitAvailable = (namespace: string, name: string, spec: GatewaySpec) =>
     Effect.gen(function* () {
@@ -83,12 +95,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const available = deployment !== undefined && runsRevision(deployment, spec.revisionId) &&
         isAvailable(deployment, pods, spec.revisionId)
       if (!available || !(yield* gatewayReady(namespace, name))) return yield* notReady
-    }).pipe(
-      Effect.retry({
-        schedule: Schedule.spaced(Duration.seconds(1)).pipe(Schedule.upTo(readinessTimeout)),
-        while: (error) => !error.permanent
-      })
-    )
+    }).pipe(whileStarting)
 
   const probe = (namespace: string, name: string, spec: GatewaySpec, token: string) =>
     Effect.gen(function* () {
@@ -119,8 +126,8 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       const inputs = [manifests.files, manifests.secret, manifests.harnessSecret, manifests.configMap, manifests.volume, manifests.service]
       for (const object of [...inputs, manifests.deployment]) if (object !== undefined) yield* cluster.apply(object)
       // A revision without initial files (or a harness): an earlier revision's are no longer mounted.
-      if (manifests.files === undefined) yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
-      if (manifests.harnessSecret === undefined) yield* cluster.remove(objectRef("Secret", namespace, harnessObjectName(name)))
+      if (manifests.files === undefined) yield* whileStarting(cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name))))
+      if (manifests.harnessSecret === undefined) yield* whileStarting(cluster.remove(objectRef("Secret", namespace, harnessObjectName(name))))
       yield* Effect.logInfo("kubernetes compute: gateway applied", { agentId: spec.agentId, revisionId: spec.revisionId, namespace })
       yield* awaitAvailable(namespace, name, spec)
       yield* probe(namespace, name, spec, token)
