@@ -21,25 +21,36 @@ export const readLimited = (req: http.IncomingMessage, max: number): Promise<Buf
     req.on("error", reject)
   })
 
-/** The upstream answer's whole body, or undefined past `max` bytes (the rest is not read). */
-export const responseLimited = async (response: Response, max: number): Promise<Buffer | undefined> => {
+/**
+ * The upstream answer's whole body, or undefined past `max` bytes (the rest is not read). When
+ * `signal` aborts, the stream itself is cancelled: aborting the fetch alone ends the read, but a
+ * code host that sent headers and then went quiet for long (tens of seconds, measured) keeps its
+ * connection open until the next request on it; cancelling the stream closes it at once.
+ */
+export const responseLimited = async (response: Response, max: number, signal?: AbortSignal): Promise<Buffer | undefined> => {
   if (response.body === null) return Buffer.alloc(0)
   if (Number(response.headers.get("content-length") ?? "0") > max) {
     await response.body.cancel()
     return undefined
   }
   const reader = response.body.getReader()
+  const cancel = () => void reader.cancel().catch(() => undefined)
+  signal?.addEventListener("abort", cancel, { once: true })
   const chunks: Array<Uint8Array> = []
   let size = 0
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
-    size += next.value.byteLength
-    if (size > max) {
-      await reader.cancel()
-      return undefined
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      size += next.value.byteLength
+      if (size > max) {
+        await reader.cancel()
+        return undefined
+      }
+      chunks.push(next.value)
     }
-    chunks.push(next.value)
+    return Buffer.concat(chunks)
+  } finally {
+    signal?.removeEventListener("abort", cancel)
   }
-  return Buffer.concat(chunks)
 }
 
 /** The body as Git sent it may be gzip-compressed; undefined when it does not inflate within `max`. */

@@ -146,7 +146,7 @@ const proxyApi = async (
     signal
   })
   // Read up to the limit only: a larger (or endless) answer is abandoned, never buffered whole.
-  const raw = await responseLimited(upstream, L.apiResponseBytes)
+  const raw = await responseLimited(upstream, L.apiResponseBytes, signal)
   if (raw === undefined) {
     deps.warn("API answer refused at its size limit", { sessionId: session.id, limitBytes: L.apiResponseBytes })
     return refuse(res, "api", 502, "the code host's response is larger than the credential service allows")

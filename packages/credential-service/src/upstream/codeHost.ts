@@ -9,6 +9,7 @@ import { type PermissionMap } from "@svc/core/drivers/repo"
 import { CredentialServiceLimits } from "@svc/core/schema"
 import { Data, Effect } from "effect"
 import type { KeyObject } from "node:crypto"
+import { responseLimited } from "../listener/bodies.js"
 import { appJwt } from "./appJwt.js"
 import { makeProviderQueue } from "./providerQueue.js"
 
@@ -52,29 +53,6 @@ interface Answer {
   readonly text: string
 }
 
-/**
- * Reads the body as text, cancelling the stream itself when `signal` aborts. Aborting the fetch
- * alone ends the read, but a code host that sent headers and then went quiet for long (tens of
- * seconds, measured) keeps its connection open until the next request on it: cancelling the
- * stream closes it at once.
- */
-const readText = async (response: Response, signal: AbortSignal): Promise<string> => {
-  if (response.body === null) return ""
-  const reader = response.body.getReader()
-  const cancel = () => void reader.cancel().catch(() => undefined)
-  signal.addEventListener("abort", cancel, { once: true })
-  const chunks: Array<Uint8Array> = []
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return Buffer.concat(chunks).toString("utf8")
-      chunks.push(value)
-    }
-  } finally {
-    signal.removeEventListener("abort", cancel)
-  }
-}
-
 /** The body is read under the request's signal too, so interrupting the action cancels a stalled read. */
 const call = (url: string, init: RequestInit) =>
   Effect.tryPromise({
@@ -84,7 +62,9 @@ const call = (url: string, init: RequestInit) =>
         await response.body?.cancel()
         return { status: response.status, text: "" }
       }
-      return { status: response.status, text: await readText(response, signal) }
+      // No size limit for these answers (SPEC 8 sets none); the signal closes a stalled one.
+      const body = await responseLimited(response, Number.POSITIVE_INFINITY, signal)
+      return { status: response.status, text: body?.toString("utf8") ?? "" }
     },
     catch: () => new UpstreamError({ reason: "the code host could not be reached" })
   })
