@@ -13,7 +13,8 @@
 //
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
 // PostgreSQL in a scratch directory), BENCH_ITEMS (5000), BENCH_LATENCY_ITEMS (300),
-// BENCH_LATENCY_GAP_MS (10), BENCH_PHASE_TIMEOUT_S (180). The script stops by itself: every phase
+// BENCH_LATENCY_GAP_MS (10), BENCH_PHASE_TIMEOUT_S (180), BENCH_FIBERS (the concurrencies to run,
+// comma-separated: "1,4"). The script stops by itself: every phase
 // has a timeout, and the whole run is bounded.
 import { SqlClient } from "@effect/sql"
 import { Migrations, pgPoolLayer } from "@svc/core/db"
@@ -30,7 +31,11 @@ const ITEMS = int("BENCH_ITEMS", 5000)
 const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 300)
 const LATENCY_GAP_MS = int("BENCH_LATENCY_GAP_MS", 10)
 const PHASE_TIMEOUT_MS = int("BENCH_PHASE_TIMEOUT_S", 180) * 1000
-const CONCURRENCIES = [1, 4]
+const CONCURRENCIES = (process.env.BENCH_FIBERS ?? "1,4").split(",").map((n) => {
+  const fibers = Number(n)
+  if (!Number.isInteger(fibers) || fibers < 1) throw new Error(`BENCH_FIBERS: not a number of fibers: ${n}`)
+  return fibers
+})
 const KIND = "bench.noop"
 
 // Whole-run bound: 2 systems x 2 concurrencies x 2 phases, plus set-up.
