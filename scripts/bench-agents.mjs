@@ -50,7 +50,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import pg from "pg"
-import { admin, int, urlFor } from "./lib/bench.mjs"
+import { admin, int, statement, urlFor } from "./lib/bench.mjs"
 import { countStatements, mean, pageClient, timePages, timeRequests } from "./lib/bench-listing.mjs"
 import { kubernetesRow } from "./lib/bench-kubernetes.mjs"
 
@@ -211,11 +211,9 @@ const PAGE_COLUMNS = `id, namespace_id, name, configuration_id, service_principa
 /** The bare keyset query through `pg`, unnamed or as the named prepared statement `name`. */
 const bareKeyset = (pool, ns, size, name, columns = BARE_COLUMNS) => async (after) => {
   const start = performance.now()
-  const { rows } = await pool.query({
-    name,
-    text: `SELECT ${columns} FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
-    values: [ns, after ?? "", size]
-  })
+  const { rows } = await pool.query(
+    statement(`SELECT ${columns} FROM agents WHERE namespace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, [ns, after ?? "", size], name)
+  )
   return { ids: rows.map((r) => r.id), ms: performance.now() - start }
 }
 

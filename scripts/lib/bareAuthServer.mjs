@@ -4,6 +4,7 @@ import { digestOf } from "@svc/core/iam"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import pg from "pg"
+import { statement } from "./bench.mjs"
 
 // The bare handler: the same statements our stack runs, through pg directly.
 const KEY_SQL = `SELECT k.id, k.service_principal_id AS principal_id, k.namespace_id AS key_namespace, p.namespace_id AS principal_namespace
@@ -33,7 +34,8 @@ const ROW_SQL = "SELECT id FROM installation"
 export const bareServer = (url, port, poolSize, named = false) => {
   const pool = new pg.Pool({ connectionString: url, max: poolSize })
   const names = new Map([[KEY_SQL, "floor_key"], [SESSION_SQL, "floor_session"], [DECIDE_SQL, "floor_decide"], [ROW_SQL, "floor_row"]])
-  const query = (text, values) => pool.query(named ? { name: names.get(text), text, values } : { text, values })
+  // Built as the service builds its statements (`statement`), so both pay the same for it.
+  const query = (text, values) => pool.query(statement(text, values, named ? names.get(text) : undefined))
   const reply = (res, status, body) => {
     const text = JSON.stringify(body)
     res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
