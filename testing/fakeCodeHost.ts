@@ -60,6 +60,13 @@ export interface FakeCodeHost {
   readonly stallMints: (stall: boolean) => void
   /** Token requests stalled so far, and how many of them the client hung up on. */
   readonly stalledMints: () => { readonly started: number; readonly closed: number }
+  /**
+   * Token answers padded (a `padding` field) to `bytes` in all, the length declared or the body
+   * streamed in 64 KiB chunks with none (false: normally). `paddedMintsClosed` counts the padded
+   * answers the client hung up on before their end.
+   */
+  readonly padMints: (plan: { readonly bytes: number; readonly declared: boolean } | false) => void
+  readonly paddedMintsClosed: () => number
   /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
   readonly failRevocations: (status: number | undefined) => void
   readonly close: () => Promise<void>
@@ -150,8 +157,35 @@ export const startFakeCodeHost = async (
   let gitPlan: GitOutputPlan | false = false
   let gitOutputClosed = 0
   let stallMints = false
+  let mintPadding: { readonly bytes: number; readonly declared: boolean } | false = false
+  let paddedMintsClosed = 0
   let stalledMintsStarted = 0
   let stalledMintsClosed = 0
+
+  /** A 201 JSON answer padded to `plan.bytes`, streamed without a length unless declared. */
+  const padded = async (res: http.ServerResponse, answer: object, plan: { readonly bytes: number; readonly declared: boolean }) => {
+    const head = Buffer.from(`${JSON.stringify(answer).slice(0, -1)},"padding":"`)
+    const tail = Buffer.from("\"}")
+    const fill = Math.max(0, plan.bytes - head.length - tail.length)
+    let finished = false
+    res.on("close", () => {
+      if (!finished) paddedMintsClosed++
+    })
+    res.writeHead(201, { "content-type": "application/json", ...(plan.declared ? { "content-length": String(head.length + fill + tail.length) } : {}) })
+    res.write(head)
+    const chunk = Buffer.alloc(64 * 1024, "a")
+    for (let left = fill; left > 0 && !res.destroyed; left -= chunk.length) {
+      if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve)
+          res.once("close", resolve)
+        })
+      }
+    }
+    if (res.destroyed) return
+    finished = true
+    res.end(tail)
+  }
 
   const streamGitOutput = (res: http.ServerResponse, plan: GitOutputPlan) => {
     let sent = 0
@@ -283,12 +317,14 @@ export const startFakeCodeHost = async (
         revoked: false
       }
       tokens.push(issued)
-      return json(res, 201, {
+      const answer = {
         token: issued.token,
         expires_at: new Date(issued.expiresAtMs).toISOString().replace(/\.\d{3}Z$/, "Z"),
         permissions: issued.permissions,
         repositories: repositories.filter((r) => ids.includes(r.id)).map((r) => ({ id: r.id, full_name: r.fullName }))
-      })
+      }
+      if (mintPadding !== false) return padded(res, answer, mintPadding)
+      return json(res, 201, answer)
     }
 
     if (url.pathname === "/installation/token" && req.method === "DELETE") {
@@ -379,6 +415,10 @@ export const startFakeCodeHost = async (
       stallMints = stall
     },
     stalledMints: () => ({ started: stalledMintsStarted, closed: stalledMintsClosed }),
+    padMints: (plan) => {
+      mintPadding = plan
+    },
+    paddedMintsClosed: () => paddedMintsClosed,
     failRevocations: (status) => {
       revocationFailure = status
     },

@@ -18,13 +18,23 @@ export const GIT_ORIGIN = "https://github.com"
 
 /**
  * A provider action failed; `busy` when it was refused because the provider-action queue was
- * full, `timedOut` when it was cut off at the provider-action limit.
+ * full, `timedOut` when it was cut off at the provider-action limit, `oversized` when the code
+ * host's answer passed `PROVIDER_ANSWER_BYTES`.
  */
 export class UpstreamError extends Data.TaggedError("UpstreamError")<{
   readonly reason: string
   readonly busy?: boolean
   readonly timedOut?: boolean
+  readonly oversized?: boolean
 }> {}
+
+/**
+ * The most of an App API answer the service reads (docs/decisions/repository-credentials.md).
+ * SPEC 8 sets no limit; without one, a code host that keeps sending would fill the memory of the
+ * process that holds the App's private key. Real answers are kilobytes (a token answer lists each
+ * repository it covers); the cap is the 8 MiB the listener allows the API answers it relays.
+ */
+export const PROVIDER_ANSWER_BYTES = CredentialServiceLimits.apiResponseBytes
 
 export interface InstallationToken {
   readonly token: string
@@ -62,11 +72,13 @@ const call = (url: string, init: RequestInit) =>
         await response.body?.cancel()
         return { status: response.status, text: "" }
       }
-      // No size limit for these answers (SPEC 8 sets none); the signal closes a stalled one.
-      const body = await responseLimited(response, Number.POSITIVE_INFINITY, signal)
-      return { status: response.status, text: body?.toString("utf8") ?? "" }
+      // The signal closes a stalled answer; past the cap the rest is not read.
+      const body = await responseLimited(response, PROVIDER_ANSWER_BYTES, signal)
+      if (body === undefined) throw new UpstreamError({ reason: "the code host's answer is too large", oversized: true })
+      return { status: response.status, text: body.toString("utf8") }
     },
-    catch: () => new UpstreamError({ reason: "the code host could not be reached" })
+    catch: (error) =>
+      error instanceof UpstreamError ? error : new UpstreamError({ reason: "the code host could not be reached" })
   })
 
 const parsed = <A>(answer: Answer, what: string) =>
@@ -100,6 +112,10 @@ export const makeCodeHostClient = (
         error.timedOut === true
           ? Effect.logWarning(`provider action cut off at its time limit: ${what}`).pipe(
             Effect.annotateLogs({ limitSeconds: CredentialServiceLimits.providerActionSeconds })
+          )
+          : error.oversized === true
+          ? Effect.logWarning(`provider answer refused at its size limit: ${what}`).pipe(
+            Effect.annotateLogs({ limitBytes: PROVIDER_ANSWER_BYTES })
           )
           : Effect.void
       )
