@@ -65,6 +65,10 @@ describe("account endpoint limits (SPEC 8)", () => {
           [{ email: body.email }, [{ code: "REQUIRED", path: "/password" }]],
           [{ ...body, name: "" }, [{ code: "INVALID_VALUE", path: "/name" }]],
           [{ ...body, name: "n".repeat(201) }, [{ code: "TOO_LONG", path: "/name" }]],
+          // Unpaired surrogates: stored as text they would become U+FFFD, other text than answered.
+          [{ ...body, email: "new\ud800@example.test" }, [{ code: "INVALID_VALUE", path: "/email" }]],
+          [{ ...body, password: `${PASSWORD_OK}\udfff` }, [{ code: "INVALID_VALUE", path: "/password" }]],
+          [{ ...body, name: "Ada \ud800" }, [{ code: "INVALID_VALUE", path: "/name" }]],
           [{ ...body, roleId: "" }, [{ code: "INVALID_VALUE", path: "/roleId" }]],
           [{ ...body, roleId: "r".repeat(201) }, [{ code: "TOO_LONG", path: "/roleId" }]],
           [{ ...body, codehost: {} }, [{ code: "REQUIRED", path: "/codehost/subject" }]],

@@ -122,6 +122,10 @@ describe("Credential sources", () => {
         expectError(yield* call("POST", path, { type: "modelvendor" }), 400, "INVALID_REQUEST", [{ code: "REQUIRED", path: "/name" }])
         expectError(yield* call("POST", path, body({ type: "Model_Vendor" })), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/type" }])
         expectError(yield* call("POST", path, body({ config: { base_url: 5 } })), 400, "INVALID_REQUEST", [{ code: "INVALID_TYPE", path: "/config/base_url" }])
+        // Stored as jsonb, which refuses an unpaired surrogate: refused here, not by the database.
+        expectError(yield* call("POST", path, body({ config: { base_url: "https://models.example.com/\ud800" } })), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/config/base_url" }
+        ])
         expectError(yield* call("POST", path, body({ secrets: { api_key: { ...missingSecret, value: SECRET_VALUE } } })), 400, "INVALID_REQUEST", [
           { code: "UNKNOWN_FIELD", path: "/secrets/api_key/value" }
         ])

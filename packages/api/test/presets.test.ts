@@ -243,6 +243,20 @@ describe("Presets", () => {
             { code: "INVALID_VALUE", path: "/template/configuration/secretBindings/TOKEN/source/namespaceId" }
           ]
         )
+        // The template is stored as jsonb, which refuses an unpaired surrogate: refused here
+        // wherever it is, a string that holds a reference and a default included.
+        expectError(yield* withTemplate({ variables: { x: { type: "string", description: "half \ud800" } } }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/template/variables/x/description" }
+        ])
+        expectError(yield* withTemplate({ variables: { x: { type: "string", default: "\udfff" } } }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/template/variables/x/default" }
+        ])
+        expectError(yield* withTemplate({ variables: { x: { type: "string" } }, agent: { backendId: "{{ vars.x }}\ud800" } }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/template/agent/backendId" }
+        ])
+        expectError(yield* withTemplate({ variables: { x: { type: "string" } }, configuration: { values: { k: ["{{ vars.x }}", "\ud800{{ vars.x }}"] } } }), 400, "INVALID_REQUEST", [
+          { code: "INVALID_VALUE", path: "/template/configuration/values/k/1" }
+        ])
         // Depth: the body check of every JSON request (64 levels) reports the first too-deep value.
         expectError(yield* withTemplate({ configuration: { values: nested(70) } }), 400, "INVALID_REQUEST", [
           { code: "TOO_DEEP", path: `/template/configuration/values${"/a".repeat(61)}` }

@@ -162,6 +162,8 @@ describe("service keys (SPEC 5.5)", () => {
           [{ servicePrincipalId: automation, name: "   " }, [{ code: "INVALID_VALUE", path: "/name" }]],
           [{ servicePrincipalId: automation, name: "x".repeat(33) }, [{ code: "TOO_LONG", path: "/name" }]],
           [{ servicePrincipalId: automation, name: 7 }, [{ code: "INVALID_TYPE", path: "/name" }]],
+          // The audit record holds the name as jsonb, which refuses an unpaired surrogate.
+          [{ servicePrincipalId: automation, name: "deploy \ud800" }, [{ code: "INVALID_VALUE", path: "/name" }]],
           [{ servicePrincipalId: automation }, [{ code: "REQUIRED", path: "/name" }]],
           [{ name: "x" }, [{ code: "REQUIRED", path: "/servicePrincipalId" }]],
           [{ servicePrincipalId: "", name: "x" }, [{ code: "INVALID_VALUE", path: "/servicePrincipalId" }]],

@@ -227,7 +227,13 @@ export const shapedBody = (target: Target): fc.Arbitrary<string> => {
         return fc.record({ defaultProfile: anyText, repositories: repositoryList }, { requiredKeys: [] })
       case "template":
         return fc.record({
-          variables: fc.dictionary(anyText, fc.record({ type: fc.constantFrom("string", "number", "boolean", "password", "text") }), { maxKeys: 2 }),
+          variables: fc.dictionary(anyText, fc.record({
+            type: fc.constantFrom("string", "number", "boolean", "password", "text"),
+            description: anyText,
+            default: anyJson
+          }, { requiredKeys: ["type"] }), { maxKeys: 2 }),
+          // A string holding a reference is checked only when rendered; what else it holds is not.
+          agent: fc.record({ backendId: fc.oneof(anyText, anyText.map((text) => `{{ vars.who }}${text}`)) }, { requiredKeys: [] }),
           configuration: fc.record({ values: fc.dictionary(anyText, anyJson, { maxKeys: 3 }) })
         }, { requiredKeys: [] })
     }

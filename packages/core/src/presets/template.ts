@@ -9,10 +9,10 @@ import { firstTooDeep } from "../http/jsonDepth.js"
 import type { StringRule } from "../schema/agentFieldRules.js"
 import { launchSettings } from "../schema/agentSettings.js"
 import { issueOf, keysOf, maxEntries } from "../schema/records.js"
-import { JsonValue } from "../schema/json.js"
+import { firstUnsafeJson, JsonValue } from "../schema/json.js"
 import { detailMessage } from "../schema/detailCodes.js"
 import { Limits } from "../schema/limits.js"
-import { BoundedString, OneOf, RequestBody } from "../schema/strings.js"
+import { BoundedString, OneOf, RequestBody, wellFormedText } from "../schema/strings.js"
 import { isTemplated, parseTemplateString, type Segment, VARIABLE_NAME, walkJson } from "./placeholders.js"
 
 export const PresetLimits = {
@@ -61,7 +61,7 @@ export const PresetVariable = RequestBody({
   type: OneOf(...VariableTypes),
   required: Schema.optional(Schema.Boolean),
   default: Schema.optional(JsonValue),
-  description: Schema.optional(BoundedString(1, PresetLimits.variableDescription))
+  description: Schema.optional(BoundedString(1, PresetLimits.variableDescription).pipe(wellFormedText))
 }).pipe(
   Schema.filter((variable) => {
     if (variable.default === undefined) return true
@@ -116,6 +116,10 @@ const templateIssues = (template: typeof TemplateFields.Type) => {
   }
   const deep = firstTooDeep(template, PresetLimits.templateDepth)
   if (deep !== undefined) return issue(pathOfPointer(deep), "TOO_DEEP", `nested deeper than ${PresetLimits.templateDepth} levels`)
+  // The template is stored as jsonb: a default, or a string that holds a reference (checked
+  // only when rendered), must still be text jsonb can hold.
+  const unsafe = firstUnsafeJson(template)
+  if (unsafe !== undefined) return issue(unsafe.path, "INVALID_VALUE", unsafe.reason)
   const declared = new Set(Object.keys(template.variables ?? {}))
   const passwords = passwordVariables(template.variables)
   const issues: Array<ReturnType<typeof issue>> = []

@@ -11,7 +11,7 @@ import { detailMessage, type DetailCode } from "./detailCodes.js"
 import { CredentialSourceId, NamespaceId, SecretId, ServiceAccountId } from "./ids.js"
 import { LONE_SURROGATE } from "./json.js"
 import { Limits } from "./limits.js"
-import { BoundedString, maxChars, OneOf, PatternString, RequestBody, ResourceName } from "./strings.js"
+import { BoundedString, maxChars, OneOf, PatternString, RequestBody, ResourceName, wellFormedText } from "./strings.js"
 
 /**
  * How each checked string of the fields is admitted. Typed as the checked value: a templated
@@ -171,7 +171,7 @@ export const agentFieldRules = <F extends FixedValues>({ fixedValues, named, nul
     Schema.String.pipe(
       maxChars(Limits.initialWorkspaceFileChars),
       Schema.filter((s) => !s.includes("\u0000"), { message: detailMessage(nulInFile, "must be Unicode text without NUL") }),
-      Schema.filter((s) => !LONE_SURROGATE.test(s), { message: detailMessage("INVALID_VALUE", "must not contain unpaired surrogates") })
+      wellFormedText
     )
   )
 

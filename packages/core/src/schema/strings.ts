@@ -37,6 +37,14 @@ export const maxChars = (max: number, message = `must be at most ${max} characte
  */
 export const BoundedString = (min: number, max: number) => Schema.String.pipe(minChars(min), maxChars(max))
 
+/**
+ * Text PostgreSQL can hold in jsonb: no unpaired UTF-16 surrogate (`"\ud800"`), which JSON
+ * carries but jsonb refuses (INVALID_VALUE, instead of a failed statement).
+ */
+export const wellFormedText = Schema.filter<Schema.Schema<string>>((s) => !LONE_SURROGATE.test(s), {
+  message: detailMessage("INVALID_VALUE", "must not contain unpaired surrogates")
+})
+
 /** A string that must match `pattern` (INVALID_FORMAT), within `max` characters (TOO_LONG). */
 export const PatternString = (pattern: RegExp, max: number) =>
   Schema.String.pipe(maxChars(max), Schema.pattern(pattern, { message: detailMessage("INVALID_FORMAT") }))

@@ -1,12 +1,14 @@
 import { HttpApiSchema } from "@effect/platform"
 import { ErrorMessage } from "../../errors/index.js"
-import { BoundedInt, BoundedString, CurrentRequestId, detailMessage, Limits, Meta, PatternString, RequestBody } from "../../schema/index.js"
+import { BoundedInt, BoundedString, CurrentRequestId, detailMessage, Limits, Meta, PatternString, RequestBody, wellFormedText } from "../../schema/index.js"
 import { Effect, ParseResult, Schema } from "effect"
 
 // Request bodies and response data of SPEC 4.1 (accounts, sessions, recovery), 2.12 and 8.
 
-const Email = BoundedString(Limits.accountEmail.min, Limits.accountEmail.max)
-const Password = BoundedString(Limits.accountPassword.min, Limits.accountPassword.max)
+// Stored as text, where PostgreSQL's driver would turn an unpaired surrogate into U+FFFD: the
+// account would hold other text than the one it answered with.
+const Email = BoundedString(Limits.accountEmail.min, Limits.accountEmail.max).pipe(wellFormedText)
+const Password = BoundedString(Limits.accountPassword.min, Limits.accountPassword.max).pipe(wellFormedText)
 const ExpectedVersion = BoundedInt(Limits.expectedVersion.min, Limits.expectedVersion.max)
 
 /** A code-host user id: 1-20 digits, no leading zero. */
@@ -50,7 +52,7 @@ export const ProvidersState = Schema.Struct({
 export const CreateAccountBody = RequestBody({
   email: Email,
   password: Password,
-  name: Schema.optional(BoundedString(Limits.accountName.min, Limits.accountName.max)),
+  name: Schema.optional(BoundedString(Limits.accountName.min, Limits.accountName.max).pipe(wellFormedText)),
   roleId: Schema.optional(BoundedString(Limits.accountRoleId.min, Limits.accountRoleId.max)),
   codehost: Schema.optional(RequestBody({ subject: CodehostSubject }))
 }).annotations({ identifier: "CreateAccountRequest" })

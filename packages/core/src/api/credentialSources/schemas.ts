@@ -13,6 +13,7 @@ import {
   ResourceName,
   SecretId,
   SecretRef,
+  wellFormedText,
   Timestamp
 } from "../../schema/index.js"
 import { Schema } from "effect"
@@ -28,7 +29,7 @@ const SecretReferenceBody = RequestBody({ kind: OneOf("secret"), namespaceId: Na
 export const CreateCredentialSource = RequestBody({
   name: ResourceName,
   type: CredentialSourceType,
-  config: Schema.optional(Schema.Record({ key: FieldName, value: BoundedString(0, 2048) })),
+  config: Schema.optional(Schema.Record({ key: FieldName, value: BoundedString(0, 2048).pipe(wellFormedText) })),
   secrets: Schema.optional(Schema.Record({ key: FieldName, value: SecretReferenceBody }))
 }).annotations({ identifier: "CreateCredentialSourceRequest" })
 export type CreateCredentialSource = typeof CreateCredentialSource.Type

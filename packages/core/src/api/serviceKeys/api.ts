@@ -11,7 +11,8 @@ import {
   NamespaceId,
   RequestBody,
   Timestamp,
-  UUID_V4
+  UUID_V4,
+  wellFormedText
 } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
@@ -20,6 +21,7 @@ const { serviceKeyName, serviceKeyExpiresInSeconds } = Limits
 
 /** SPEC 8: 1-32 characters, not blank. */
 export const ServiceKeyName = BoundedString(serviceKeyName.min, serviceKeyName.max).pipe(
+  wellFormedText,
   Schema.filter((name) => name.trim().length > 0, { message: detailMessage("INVALID_VALUE", "must not be blank") })
 )
 
