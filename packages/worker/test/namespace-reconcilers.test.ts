@@ -131,6 +131,30 @@ layer(Layer.mergeAll(TestDatabase, WorkOutboxLive), { timeout: 60_000, excludeTe
         const item = yield* untilState(provision!.id, "failed")
         expect(item.lastAttempt?.code).toBe(Compute.LocalComputeCodes.EXISTING_NAMESPACE_UNSUPPORTED)
       }))
+
+    it.scoped("provisioning retried past its deadline fails the item DEADLINE_EXCEEDED and the Namespace with it; a Namespace no longer provisioning is left alone", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const created = yield* sql.withTransaction(createNamespace({ name: "never-provisioned" }))
+        // A file where its runtime directory goes: the driver's mkdir fails, a transient failure.
+        yield* Effect.promise(() => fs.mkdir(Compute.namespacesRoot(dataDir), { recursive: true }))
+        yield* Effect.promise(() => fs.writeFile(Compute.namespaceDirectory(dataDir, created.id), "in the way"))
+        const [provision] = (yield* itemsOfKind(NAMESPACE_PROVISION)).filter((i) => i.key === created.id)
+        yield* sql`UPDATE work_items SET deadline_at = now() + interval '2 seconds' WHERE id = ${provision!.id}`
+        yield* startEngine({ ...fast, workerId: "ns-test-deadline", backoff: { base: "100 millis", cap: "300 millis" } }, handlers)
+        const item = yield* untilState(provision!.id, "failed")
+        expect(item.lastAttempt?.code).toBe("DEADLINE_EXCEEDED")
+        expect(item.attemptCount).toBeGreaterThan(1)
+        expect(yield* namespaceRow(created.id)).toBe("failed")
+
+        // Any writer that fails the item moves only a Namespace still provisioning.
+        const ready = yield* sql.withTransaction(createNamespace({ name: "already-ready" }))
+        const [readyItem] = (yield* itemsOfKind(NAMESPACE_PROVISION)).filter((i) => i.key === ready.id)
+        yield* untilState(readyItem!.id, "succeeded")
+        expect(yield* namespaceRow(ready.id)).toBe("ready")
+        yield* sql`UPDATE work_items SET state = 'failed' WHERE id = ${readyItem!.id}`
+        expect(yield* namespaceRow(ready.id)).toBe("ready")
+      }))
   }
 )
 

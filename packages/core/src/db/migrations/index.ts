@@ -21,6 +21,7 @@ import m0018 from "./0018_agent_repository_sessions.js"
 import m0019 from "./0019_work_claim_functions.js"
 import m0020 from "./0020_work_claim_batch.js"
 import m0021 from "./0021_work_claim_plans.js"
+import m0022 from "./0022_namespace_provision_exhausted.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -47,5 +48,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_agent_repository_sessions": m0018,
   "0019_work_claim_functions": m0019,
   "0020_work_claim_batch": m0020,
-  "0021_work_claim_plans": m0021
+  "0021_work_claim_plans": m0021,
+  "0022_namespace_provision_exhausted": m0022
 }
