@@ -78,9 +78,9 @@ const fromPreset = (namespaceId: string, presetId: string, variables: Readonly<R
     }
     const launch = decodeLaunch(rendered.right.agent)
     if (Either.isLeft(launch)) {
-      const details = detailsFromIssues(ParseResult.ArrayFormatter.formatErrorSync(launch.left))
-        .map((detail) => ({ ...detail, path: `/agent${detail.path}` }))
-      return yield* invalid("The Preset's rendered Agent settings are not valid.", details)
+      // Prefixed before the pointer is made, so the SPEC 7.1 bound of 512 holds for the whole path.
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(launch.left).map((issue) => ({ ...issue, path: ["agent", ...issue.path] }))
+      return yield* invalid("The Preset's rendered Agent settings are not valid.", detailsFromIssues(issues))
     }
     const configuration = rendered.right.configuration
     const resolved: ResolvedRequest = {
