@@ -1,14 +1,26 @@
 /**
  * SPEC 8 limits at their edges, over the real API and database, where no other file reaches
  * them: a detail pointer of SPEC 7.1 (at most 512 characters) under a prefix the server adds,
- * and a Configuration's `generation` at 9007199254740991. Each refusal leaves nothing changed.
+ * a Configuration's `generation` at 9007199254740991, and diagnostics of a Compute Driver that
+ * reports more than 32 checks. Each refusal leaves nothing changed.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { ComputeDriver } from "@svc/core/drivers/compute"
 import { Limits, RequestId } from "@svc/core/schema"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { unavailableCompute } from "../../../testing/drivers.js"
 import { TestServer } from "../../../testing/server.js"
-import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
+import { apiTestLayerWith, expectData, expectError, seedAdmin, seedNamespace, send, TIMESTAMP } from "./support/iamServer.js"
+
+/** No Compute host, except diagnostics: 40 failing checks, more than SPEC 2.7's 32. */
+const chattyCompute = Layer.effect(
+  ComputeDriver,
+  Effect.map(ComputeDriver, (driver) => ({
+    ...driver,
+    diagnostics: () => Effect.succeed(Array.from({ length: 40 }, (_, i) => ({ name: `gateway.check-${i}`, status: "fail" as const, message: "down" })))
+  }))
+).pipe(Layer.provide(unavailableCompute))
 
 const rows = (ns: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -19,7 +31,7 @@ const rows = (ns: string) =>
     `.pipe(Effect.map((found) => found[0]!)))
 
 describe("SPEC 8 limits at their edges", () => {
-  it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
+  it.layer(apiTestLayerWith(chattyCompute), { timeout: 120_000 })((it) => {
     it.effect("a Preset's rendered plugin settings refused at a long pointer: 400 whose path stays within 512, not 500", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
@@ -59,6 +71,30 @@ describe("SPEC 8 limits at their edges", () => {
         const audited = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM audit_events WHERE kind = 'configuration.updated' AND resource_id = ${created.id}`
         expect(audited).toEqual([{ n: 1 }])
+      }))
+
+    it.effect("diagnostics answer at most 32 checks however many the Compute Driver reports", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("limits-diagnostics@example.com")
+        const ns = yield* seedNamespace("limits-diagnostics")
+        const configuration = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/configurations`, admin.headers, { kind: "agent", values: {} }), 201)
+        const agent = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents`, admin.headers, {
+          name: "chatty",
+          configurationId: configuration.id,
+          harnessAuth: { method: "runtime" }
+        }), 201)
+        const revision = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents/${agent.id}/deploy`, admin.headers), 202)
+        yield* sql`UPDATE agents SET active_revision_id = ${revision.id} WHERE id = ${agent.id}`
+        const result = expectData(yield* send(baseUrl, "POST", `/namespaces/${ns}/agents/${agent.id}/deployments/${revision.id}/diagnostics`, admin.headers), 200)
+        expect(result.checks).toEqual(Array.from({ length: Limits.diagnosticsChecks }, (_, i) => ({
+          component: "gateway",
+          check: `check-${i}`,
+          state: "failed",
+          checkedAt: expect.stringMatching(TIMESTAMP),
+          code: `GATEWAY_CHECK_${i}`
+        })))
       }))
   })
 })

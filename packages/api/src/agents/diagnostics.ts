@@ -5,7 +5,7 @@
  */
 import { ComputeDriver, probeModel } from "@svc/core/drivers/compute"
 import { DependencyUnavailable, ResourceConflict } from "@svc/core/errors"
-import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
+import { type AgentId, Limits, type NamespaceId, type RevisionId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { toRevision } from "./deploymentViews.js"
@@ -19,8 +19,6 @@ export interface DiagnosticCheck {
   readonly checkedAt: Date | null
   readonly code?: string
 }
-
-const MAX_CHECKS = 32
 
 export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDiagnostics", {
   effect: Effect.gen(function* () {
@@ -72,7 +70,7 @@ export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDi
             : { code: result._tag === "AuthenticationFailed" ? "RUNTIME_AUTHENTICATION_FAILED" : "MODEL_PROBE_FAILED" })
         })
       }
-      return { revisionId, observedAt: checkedAt, checks: checks.slice(0, MAX_CHECKS) }
+      return { revisionId, observedAt: checkedAt, checks: checks.slice(0, Limits.diagnosticsChecks) }
     })
 
     return { run }
