@@ -120,6 +120,11 @@ describe("Credential sources", () => {
         const path = `/namespaces/${ns}/credential-sources`
         expectError(yield* call("POST", path, { ...body(), extra: 1 }), 400, "INVALID_REQUEST", [{ code: "UNKNOWN_FIELD", path: "/extra" }])
         expectError(yield* call("POST", path, { type: "modelvendor" }), 400, "INVALID_REQUEST", [{ code: "REQUIRED", path: "/name" }])
+        // SPEC 2.10, 8: 1-200 characters, no leading or trailing whitespace, no control characters.
+        expectError(yield* call("POST", path, body({ name: "" })), 400, "INVALID_REQUEST", [{ code: "INVALID_VALUE", path: "/name" }])
+        expectError(yield* call("POST", path, body({ name: "n".repeat(201) })), 400, "INVALID_REQUEST", [{ code: "TOO_LONG", path: "/name" }])
+        expectError(yield* call("POST", path, body({ name: " vendor" })), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/name" }])
+        expectError(yield* call("POST", path, body({ name: "ven\u0007dor" })), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/name" }])
         expectError(yield* call("POST", path, body({ type: "Model_Vendor" })), 400, "INVALID_REQUEST", [{ code: "INVALID_FORMAT", path: "/type" }])
         expectError(yield* call("POST", path, body({ config: { base_url: 5 } })), 400, "INVALID_REQUEST", [{ code: "INVALID_TYPE", path: "/config/base_url" }])
         // Stored as jsonb, which refuses an unpaired surrogate: refused here, not by the database.
@@ -143,6 +148,18 @@ describe("Credential sources", () => {
         expectError(yield* call("POST", path, body({ secrets: { api_key: { ...missingSecret, namespaceId: other } } })), 404, "NOT_FOUND")
         expect(yield* sourceRows).toEqual([])
         expect(gateway.calls).toEqual([])
+      }))
+
+    it.effect("a name of 200 characters is accepted: SPEC 8 counts characters, not UTF-16 code units", () =>
+      Effect.gen(function* () {
+        const { ns, call, body } = yield* world("cs-name-limit")
+        const name = "\u{1F511}".repeat(200)
+        const created = expectData(yield* call("POST", `/namespaces/${ns}/credential-sources`, body({ name })), 201)
+        expect(created).toMatchObject({ name, state: "ready" })
+        expect(expectData(yield* call("GET", `/namespaces/${ns}/credential-sources/${created.id}`), 200).name).toBe(name)
+        // The other cases count every source row: this one goes.
+        expect((yield* call("DELETE", `/namespaces/${ns}/credential-sources/${created.id}`)).status).toBe(204)
+        expect(yield* sourceRows).toEqual([])
       }))
 
     it.effect("needs credential_source:create, secret:operate on each Secret, and a ready Namespace", () =>
