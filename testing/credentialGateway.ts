@@ -2,7 +2,8 @@
  * A loopback implementation of the sandbox gateway's provider service (`openshell.v1.OpenShell`,
  * UPSTREAMS.md) over real gRPC, for the Credential Gateway Driver's tests (DESIGN §11). It keeps
  * providers in memory, checks the bearer token when given one, and can be told how to answer
- * each next call: a gRPC status (the 401/403/404/429/5xx equivalents), a slow answer, or a lost
+ * each next call: a gRPC status (the 401/403/404/429/5xx equivalents), a slow answer, a call
+ * held back until the test releases it (acted on only then, as a late-arriving request), or a lost
  * answer (the provider is stored, then the server goes away without answering). `restart()`
  * brings it back on the same port with its providers kept.
  */
@@ -13,6 +14,7 @@ import { type CredentialEgress, startCredentialEgress } from "./credentialEgress
 export type Behaviour =
   | { readonly kind: "status"; readonly code: grpc.status }
   | { readonly kind: "slow"; readonly ms: number }
+  | { readonly kind: "held"; readonly until: Promise<void> }
   | { readonly kind: "lost" }
 
 export interface StoredProvider {
@@ -85,11 +87,13 @@ export const startCredentialGateway = async (options: GatewayOptions = {}): Prom
       }
       const behaviour = queued.get(method)?.shift()
       if (behaviour?.kind === "status") return callback({ code: behaviour.code, details: "told to fail" })
+      const answer = (result: ReturnType<typeof act>) =>
+        "error" in result ? callback({ code: result.error, details: method }) : callback(null, result.value)
+      if (behaviour?.kind === "held") return void behaviour.until.then(() => answer(act(request)))
       const result = act(request)
-      const answer = () => ("error" in result ? callback({ code: result.error, details: method }) : callback(null, result.value))
-      if (behaviour?.kind === "slow") setTimeout(answer, behaviour.ms)
+      if (behaviour?.kind === "slow") setTimeout(() => answer(result), behaviour.ms)
       else if (behaviour?.kind === "lost") server.forceShutdown()
-      else answer()
+      else answer(result)
     }
 
   const implementation: grpc.UntypedServiceImplementation = {

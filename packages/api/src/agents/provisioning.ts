@@ -169,7 +169,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
 
     /**
      * SPEC 3: only a `failed` item is retried (409 otherwise); the work resumes at the phase that
-     * failed. Two concurrent retries queue one item: at most one unfinished item per work id.
+     * failed. Of two concurrent retries one queues the item and the other, which then finds it queued, is 409.
      * While the Agent does not exist yet, the retrying caller (its initiator) must still hold what
      * admission checked: both creates in the Namespace and `operate` on every Secret.
      */
@@ -180,14 +180,16 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
         yield* namespaces.lockForWrite(namespaceId)
         const row = yield* requireUsable(namespaceId, requested)
         const workId = row.id
-        if ((yield* work.status(AGENT_PROVISION, workId)).status !== "failed") {
-          return yield* new ResourceConflict({ message: "Only a failed provisioning can be retried." })
-        }
+        const requireFailed = Effect.flatMap(work.status(AGENT_PROVISION, workId), ({ status }) =>
+          status === "failed" ? Effect.void : Effect.fail(new ResourceConflict({ message: "Only a failed provisioning can be retried." })))
+        yield* requireFailed
+        // Again under the record's row lock: a concurrent retry that got it first has queued the work.
+        yield* records.touch(workId)
+        yield* requireFailed
         if (row.agent_id === null) {
           yield* authorizeCreates(namespaceId)
           for (const secretId of requestSecretIds(row.request)) yield* authorize("secret:operate", secretRef(namespaceId, secretId))
         }
-        yield* records.touch(workId)
         yield* work.enqueue({ kind: AGENT_PROVISION, key: workId, payload: { namespaceId, workId } })
         yield* audit.record({
           kind: "agent.provisioning-retried",

@@ -126,7 +126,13 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
       }
       // No answer (or the sweep timed the registration out first): a copy may exist at the
       // gateway, so the source is removed from there before it goes from here.
-      yield* repo.transition({ id, from: ["registering"], to: "deleting" })
+      if (!(yield* repo.transition({ id, from: ["registering"], to: "deleting" }))) {
+        // A DELETE took the source while the registration was on its way: its removal may have
+        // come first, and no record is left for the sweep to go by. Best effort: a failure is logged.
+        yield* client.remove(id).pipe(
+          Effect.catchAll((failure) => Effect.logWarning("credential sources: a superseded registration's copy may remain", { sourceId: id, outcome: failure.outcome }))
+        )
+      }
       return yield* new DependencyUnavailable({ message: "The Credential Gateway did not answer; the credential source is being removed." })
     })
 

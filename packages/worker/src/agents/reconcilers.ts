@@ -115,16 +115,24 @@ export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeo
   const { agentId, namespaceId } = payload
   const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
-  const state = yield* agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
+  const read = agentState(agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
+  let state = yield* read
   if (state === undefined || state.desired_runtime_state !== "stopped") return
-  const active = state.active_revision_id
-  if (active !== null) {
-    const ref: GatewayRef = { namespaceId, agentId, revisionId: active }
-    yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
+  for (;;) {
+    const active = state.active_revision_id
+    if (active !== null) {
+      const ref: GatewayRef = { namespaceId, agentId, revisionId: active }
+      yield* withAgentLock(agentId, driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))
+    }
+    yield* retireAgentSessions({ namespaceId, agentId }, null)
+    if (active === null) return
+    yield* agents.clearStopped({ id: agentId, revision_id: active }).pipe(Effect.catchTag("SqlError", databaseFailure))
+    // A deployment may have activated another revision meanwhile, and a stop requested after it
+    // found this work still running (one unfinished `agent.stop` per Agent) and queued none.
+    const after = yield* read
+    if (after?.desired_runtime_state !== "stopped" || after.active_revision_id === null || after.active_revision_id === active) return
+    state = after
   }
-  yield* retireAgentSessions({ namespaceId, agentId }, null)
-  if (active === null) return
-  yield* agents.clearStopped({ id: agentId, revision_id: active }).pipe(Effect.catchTag("SqlError", databaseFailure))
 }, Effect.provide(AgentRepos))
 
 /**
