@@ -17,9 +17,11 @@ const commands = {
 }
 
 // Client commands (login, ns, agents, deploy, ...) live in @svc/cli and talk to a running service.
+// They load from its one-file bundle (scripts/bundle-cli.mjs): a command starts in well under a
+// second instead of two.
 const clientCommands = async () => {
   try {
-    return await import("@svc/cli/main")
+    return await import("@svc/cli/bundle")
   } catch (error) {
     if (error?.code === "ERR_MODULE_NOT_FOUND") return undefined
     throw error
