@@ -1,11 +1,12 @@
 /** The `kubernetes` driver against the run's shared cluster, as the tests build it. */
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { Duration, Effect } from "effect"
 import type { ClusterState } from "./cluster.js"
 
 export const clusterOf = (state: ClusterState): Compute.Cluster =>
-  Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: state.kubeconfig, context: "test" }))
+  Kubernetes.makeCluster(Kubernetes.loadKubeConfig({ kubeconfigPath: state.kubeconfig, context: "test" }))
 
 /** The tests' service device: derived from a fixed key as production derives it from SVC_SECRET_KEY. */
 export const testServiceDevice = Compute.deviceIdentityFromSecret(new Uint8Array(32).fill(7))
@@ -30,7 +31,7 @@ export const kubernetesDriver = (
   options: Compute.KubernetesComputeOptions = {},
   settings: Partial<Compute.KubernetesSettings> = {}
 ): Compute.ComputeDriverShape =>
-  Compute.makeKubernetesComputeFor(clusterOf(state), { ...settings, kubeconfigPath: state.kubeconfig, context: "test" }, {
+  Kubernetes.makeKubernetesComputeFor(clusterOf(state), { ...settings, kubeconfigPath: state.kubeconfig, context: "test" }, {
     deletionWait: Duration.minutes(2),
     scope,
     device: testServiceDevice,

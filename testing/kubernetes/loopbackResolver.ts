@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { Effect } from "effect"
 
 /** A Pod's gateway process on the test node. */
@@ -16,7 +17,7 @@ export interface PodEndpoint {
 }
 
 const unreachable = new Compute.ComputeFailure({
-  code: Compute.KubernetesCodes.GATEWAY_UNREACHABLE,
+  code: Kubernetes.KubernetesCodes.GATEWAY_UNREACHABLE,
   message: "The gateway's Service has no running Pod.",
   permanent: false
 })

@@ -8,6 +8,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { workerProcess } from "@svc/worker"
 import { Effect, Layer } from "effect"
 import { clusterClientHeaders, testServiceDevice } from "./driver.js"
@@ -21,10 +22,10 @@ const process_ = workerProcess((config) =>
       return yield* Effect.dieMessage("the test worker needs drivers.compute kubernetes and SVC_K8S_TEST_ENDPOINTS")
     }
     const { id: _id, ...settings } = selected
-    const cluster = Compute.makeCluster(Compute.loadKubeConfig(settings))
+    const cluster = Kubernetes.makeCluster(Kubernetes.loadKubeConfig(settings))
     // The tests' service device and cluster-client headers, as the in-process test drivers use: every
     // worker (a replacement too) applies the same Pod spec and is the same, approved, device.
-    const driver = Compute.makeKubernetesComputeFor(cluster, settings, {
+    const driver = Kubernetes.makeKubernetesComputeFor(cluster, settings, {
       resolver: fileResolver(cluster, endpointsFile),
       device: testServiceDevice,
       rpcHeaders: clusterClientHeaders

@@ -13,6 +13,7 @@ import { describe, expect, layer as effectLayer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { freePort } from "@svc/core/embedded-postgres"
 import { makeCodehostRepoDriver, RepoDriver } from "@svc/core/drivers/repo"
 import type { NamespaceId } from "@svc/core/schema"
@@ -39,7 +40,7 @@ const driver = makeCodehostRepoDriver({ id: "codehost", controlSocket: world.fil
 const settings = { repositoryListenerUrl: `http://127.0.0.1:${listenPort}` }
 const { layer: kubernetes, owned, object, node, cluster } = kubernetesTestNode("repo", settings)
 /** The driver over the same cluster, for what the test does itself (the API's and worker's are in the layer). */
-const compute = () => Compute.makeKubernetesComputeFor(cluster(), settings)
+const compute = () => Kubernetes.makeKubernetesComputeFor(cluster(), settings)
 const layer = kubernetesApiWorkerLayer(kubernetes, fixture.dataDir).pipe(Layer.provide(Layer.succeed(RepoDriver, driver)))
 const kns = Compute.kubernetesNamespace({ id: NS_A as NamespaceId })
 

@@ -12,6 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { AuthSettings, nativeAdminPipeline } from "@svc/api"
 import { defaultInstallationConfig, InstallationConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { freePort } from "@svc/core/embedded-postgres"
 import { NamespaceId } from "@svc/core/schema"
 import { Duration, Effect, Layer } from "effect"
@@ -34,8 +35,8 @@ const downKubeconfig = path.join(dir, "kubeconfig")
 fs.writeFileSync(downKubeconfig, fs.readFileSync(state.kubeconfig, "utf8").replace(state.server, `https://127.0.0.1:${await freePort()}`))
 
 const driverFor = (kubeconfigPath: string) =>
-  Compute.makeKubernetesComputeFor(
-    Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath, context: "test" })),
+  Kubernetes.makeKubernetesComputeFor(
+    Kubernetes.makeCluster(Kubernetes.loadKubeConfig({ kubeconfigPath, context: "test" })),
     { kubeconfigPath, context: "test" },
     { readinessTimeout: Duration.seconds(3), scope: `admin-${process.pid}` }
   )

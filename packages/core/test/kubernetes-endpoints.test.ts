@@ -9,6 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { freePort } from "@svc/core/embedded-postgres"
 import { NamespaceId } from "@svc/core/schema"
 import { Duration, Effect, Exit } from "effect"
@@ -35,8 +36,8 @@ const failureOf = <A>(exit: Exit.Exit<A, Compute.ComputeError>) => {
 
 /** The driver as `svc` builds it from the Installation settings: a kubeconfig, so the Service proxy. */
 const driverFor = (kubeconfigPath: string) =>
-  Compute.makeKubernetesComputeFor(
-    Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath, context: "test" })),
+  Kubernetes.makeKubernetesComputeFor(
+    Kubernetes.makeCluster(Kubernetes.loadKubeConfig({ kubeconfigPath, context: "test" })),
     { kubeconfigPath, context: "test" },
     { readinessTimeout: Duration.seconds(3), scope: `endpoints-${process.pid}` }
   )
@@ -63,7 +64,7 @@ describe("kubernetes endpoints through the API server's Service proxy", () => {
         spec: { type: "ClusterIP", selector: { app: "nothing-runs-this" }, ports: [{ protocol: "TCP", port: Compute.GATEWAY_PORT, targetPort: Compute.GATEWAY_PORT }] }
       })
       const address = { namespace: name, service: "no-pods", port: Compute.GATEWAY_PORT }
-      const proxy = Compute.apiServerProxyResolver(cluster)
+      const proxy = Kubernetes.apiServerProxyResolver(cluster)
       expect(failureOf(yield* Effect.exit(proxy.resolve(address)))).toMatchObject({
         _tag: "ComputeFailure",
         code: "GATEWAY_UNREACHABLE",
@@ -142,7 +143,7 @@ describe("kubernetes endpoints through the API server's Service proxy", () => {
       expect(failureOf(yield* Effect.exit(driver.privateEndpoint(gateway)))).toEqual(expect.objectContaining(unavailable))
       expect(failureOf(yield* Effect.exit(driver.diagnostics(gateway)))).toEqual(expect.objectContaining(unavailable))
       expect(failureOf(yield* Effect.exit(driver.gatewayHealth(gateway)))).toEqual(expect.objectContaining(unavailable))
-      const proxy = Compute.apiServerProxyResolver(Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: kubeconfig, context: "test" })))
+      const proxy = Kubernetes.apiServerProxyResolver(Kubernetes.makeCluster(Kubernetes.loadKubeConfig({ kubeconfigPath: kubeconfig, context: "test" })))
       const address = { namespace: "svc-anything", service: "agent-anything", port: Compute.GATEWAY_PORT }
       expect(failureOf(yield* Effect.exit(proxy.resolve(address)))).toEqual(expect.objectContaining(unavailable))
       // Whatever still holds a forwarder gets an answer, not a hang: 502 from the forwarder.

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { decodeInstallationConfig } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { NamespaceId } from "@svc/core/schema"
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { Duration, Effect, Either, Redacted } from "effect"
@@ -249,8 +250,8 @@ describe("kubernetes repository client material: refusals", () => {
   it("without repositoryListenerUrl the driver offers no material and says what to configure", () => {
     const plain = kubernetesDriver(state)
     expect(plain.repositoryClients).toBeUndefined()
-    expect(plain.repositoryClientsUnavailable).toBe(Compute.REPOSITORY_LISTENER_MISSING)
-    expect(Compute.REPOSITORY_LISTENER_MISSING).toContain("drivers.compute.repositoryListenerUrl")
+    expect(plain.repositoryClientsUnavailable).toBe(Kubernetes.REPOSITORY_LISTENER_MISSING)
+    expect(Kubernetes.REPOSITORY_LISTENER_MISSING).toContain("drivers.compute.repositoryListenerUrl")
   })
 
   it("the setting takes an http(s) origin and refuses anything else with its path", () => {

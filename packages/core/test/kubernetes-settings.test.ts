@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { decodeInstallationConfig, defaultInstallationConfig, InstallationConfiguration, type LoadedProcessConfig, ProcessConfiguration } from "@svc/core/config"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { Effect, Either, Exit, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -71,9 +72,9 @@ describe("kubernetes Compute settings", () => {
     Effect.gen(function* () {
       const file = kubeconfig()
       // Nothing listens at the kubeconfig's server (127.0.0.1:1): the proxy's endpoint check fails there.
-      const cluster = Compute.makeCluster(Compute.loadKubeConfig({ kubeconfigPath: file }))
+      const cluster = Kubernetes.makeCluster(Kubernetes.loadKubeConfig({ kubeconfigPath: file }))
       const address = { namespace: "svc-0123", service: "agent-4567", port: Compute.GATEWAY_PORT }
-      const resolve = (settings: Compute.KubernetesSettings) => Effect.either(Compute.defaultResolver(cluster, settings)(address))
+      const resolve = (settings: Compute.KubernetesSettings) => Effect.either(Kubernetes.defaultResolver(cluster, settings)(address))
       expect(yield* resolve({ kubeconfigPath: file, endpoints: "serviceDns", clusterDomain: "corp.local" }))
         .toEqual(Either.right("http://agent-4567.svc-0123.svc.corp.local:18789"))
       expect(yield* resolve({})).toEqual(Either.right("http://agent-4567.svc-0123.svc.cluster.local:18789"))

@@ -11,6 +11,7 @@
  */
 import { AgentRepositorySessionsRepo } from "@svc/core/db"
 import * as Compute from "@svc/core/drivers/compute"
+import * as Kubernetes from "@svc/core/drivers/compute/kubernetes"
 import { Duration, Effect, Either, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -121,7 +122,7 @@ describe("repository client material on the kubernetes Compute Driver", () => {
     const failed = await run(Effect.provideService(ensureRevisionSessions(ref, [grant("git-read")], 1), Compute.ComputeDriver, unconfigured))
     expect(failed).toEqual(Either.left(new WorkFailure({
       code: "NOT_IMPLEMENTED",
-      message: Compute.REPOSITORY_LISTENER_MISSING,
+      message: Kubernetes.REPOSITORY_LISTENER_MISSING,
       permanent: true
     })))
     expect(await run(Effect.flatMap(AgentRepositorySessionsRepo, (rows) => rows.live(ref.revisionId)))).toEqual(Either.right([]))

@@ -13,15 +13,9 @@ export {
   makeDeviceIdentity,
   type RpcAnswer
 } from "./gatewayRpc.js"
-export {
-  type KubernetesComputeOptions,
-  type KubernetesSettings,
-  defaultResolver,
-  layerKubernetes,
-  makeKubernetesCompute,
-  makeKubernetesComputeFor,
-  REPOSITORY_LISTENER_MISSING
-} from "./kubernetes.js"
+// The kubernetes driver's code that reaches its client is in `@svc/core/drivers/compute/kubernetes`
+// (`kubernetes/index.ts`), so that importing this module does not load the client.
+export type { KubernetesComputeOptions, KubernetesSettings } from "./kubernetes.js"
 export {
   bearerKey,
   LISTENER_ANNOTATION,
@@ -33,9 +27,9 @@ export {
   repositoryMount,
   SESSIONS_ANNOTATION
 } from "./kubernetes/repositoryObjects.js"
-export { type Cluster, KubernetesCodes, loadKubeConfig, makeCluster } from "./kubernetes/client.js"
+export type { Cluster } from "./kubernetes/client.js"
 export { type EndpointResolver, type GatewayAddress, serviceDnsResolver } from "./kubernetes/endpoints.js"
-export { apiServerProxyResolver, type ServiceProxyResolver, serviceProxyPath } from "./kubernetes/serviceProxy.js"
+export type { ServiceProxyResolver } from "./kubernetes/serviceProxy.js"
 export { agentManifests, podEnvironment, renderPodGatewayConfig, TOKEN_VARIABLE } from "./kubernetes/agentObjects.js"
 export { approvable, approvePending, type PairingConfig, pairingConfig, PairingVariables, runApprover, SERVICE_DEVICE_SCOPES } from "./pairing.js"
 export { PAIRING_CONTAINER, PAIRING_UID, pairingContainer, type ServiceDevice } from "./kubernetes/pairingObjects.js"

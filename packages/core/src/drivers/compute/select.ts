@@ -2,7 +2,6 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { InstallationConfiguration, ProcessConfiguration } from "../../config/index.js"
 import { deviceIdentityFromSecret } from "./gatewayRpc.js"
 import type { ComputeDriver } from "./driver.js"
-import { layerKubernetes } from "./kubernetes.js"
 import { layerLocalFromProcess } from "./local.js"
 import { metered } from "./metered.js"
 
@@ -24,6 +23,8 @@ export const layerFromConfiguration: Layer.Layer<ComputeDriver, never, Installat
           const { id: _id, ...settings } = selected
           // Every API and worker process holds SVC_SECRET_KEY: one device for the gateways.
           const device = Option.getOrUndefined(Option.map((yield* ProcessConfiguration).secretKey, (key) => deviceIdentityFromSecret(Redacted.value(key))))
+          // Loaded only when selected: the Kubernetes client is about a second of start-up.
+          const { layerKubernetes } = yield* Effect.promise(() => import("./kubernetes.js"))
           return metered(layerKubernetes(settings, { device }))
         }
       }
