@@ -211,7 +211,8 @@ describe("Configurations", () => {
           skills: { load: { extraDirs: ["/opt"] } },
           session: { store: "/tmp/sessions.json" },
           channels: { telegram: { tokenFile: "/run/secrets/t" } },
-          env: { vars: { OPENCLAW_CONFIG_READONLY: "0", GREETING: "hi" } }
+          // OpenClaw also sets each string directly under `env` (beside `vars`) in the gateway's environment.
+          env: { vars: { OPENCLAW_CONFIG_READONLY: "0", GREETING: "hi" }, https_proxy: "http://proxy.example:3128", GREETING: "hi" }
         }), 400, "INVALID_REQUEST", [
           { code: "INVALID_VALUE", path: "/values/plugins/load/paths" },
           { code: "INVALID_VALUE", path: "/values/logging/file" },
@@ -222,7 +223,8 @@ describe("Configurations", () => {
           { code: "INVALID_VALUE", path: "/values/skills/load/extraDirs" },
           { code: "INVALID_VALUE", path: "/values/session/store" },
           { code: "INVALID_VALUE", path: "/values/channels/telegram/tokenFile" },
-          { code: "INVALID_VALUE", path: "/values/env/vars/OPENCLAW_CONFIG_READONLY" }
+          { code: "INVALID_VALUE", path: "/values/env/vars/OPENCLAW_CONFIG_READONLY" },
+          { code: "INVALID_VALUE", path: "/values/env/https_proxy" }
         ])
         expect(yield* counts).toEqual(before)
 
@@ -232,7 +234,7 @@ describe("Configurations", () => {
           hooks: { path: "/hooks", mappings: [{ match: { path: "gmail" } }] },
           memory: { search: { store: { vector: { enabled: true } } } },
           tools: { fs: { workspaceOnly: true } },
-          env: { vars: { GREETING: "hi" } }
+          env: { vars: { GREETING: "hi" }, GREETING: "hi" }
         }
         const created = expectData(yield* post(fine), 201)
         expectError(

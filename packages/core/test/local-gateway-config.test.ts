@@ -129,7 +129,7 @@ describe("model probe classification", () => {
       plugins: { load: { paths: ["/srv/plugins"] }, entries: { x: { enabled: true } } },
       agents: { defaults: { repoRoot: "/srv", model: "fake/m" }, entries: { main: { memory: { search: { extraPaths: ["/etc"] } } } } },
       logging: { file: "/var/log/openclaw.log", level: "debug" },
-      env: { vars: { NODE_OPTIONS: "--require /tmp/x.js", GREETING: "hi" }, shellEnv: { enabled: true } },
+      env: { vars: { NODE_OPTIONS: "--require /tmp/x.js", GREETING: "hi" }, shellEnv: { enabled: true }, HTTPS_PROXY: "http://proxy.example", NAME: "n" },
       hooks: { path: "/hooks" }
     }, enforced)
     expect(get(rendered, "tools.fs.workspaceOnly")).toBe(true)
@@ -139,7 +139,7 @@ describe("model probe classification", () => {
     expect(get(rendered, "agents.defaults.model")).toBe("fake/m")
     expect(get(rendered, "agents.entries.main.memory.search")).toEqual({})
     expect(get(rendered, "logging")).toEqual({ file: enforced.logFile, level: "debug" })
-    expect(get(rendered, "env")).toEqual({ vars: { GREETING: "hi" }, shellEnv: { enabled: false } })
+    expect(get(rendered, "env")).toEqual({ vars: { GREETING: "hi" }, shellEnv: { enabled: false }, NAME: "n" })
     expect(get(rendered, "hooks.path")).toBe("/hooks")
   })
 

@@ -12,8 +12,10 @@
  *   and the ones a later version is likely to add. URL paths of HTTP routes (`webhookPath`,
  *   `callbackPath`, `basePath`, `hooks.path`, `...webhook.path`, `...serve.path`, `...tailscale.path`,
  *   `...match.path`) are not host paths and stay allowed.
- * - `env.vars` entries that would set a reserved variable (the gateway's own `OPENCLAW_*`,
- *   `NODE_*`, `PATH`, `HOME`, ...): the same rule as Secret binding destinations.
+ * - `env.vars` entries, and strings directly under `env` (OpenClaw sets both in the gateway's
+ *   environment, `collectConfigEnvVarsByTarget` of 2026.9.6), that would set a reserved variable
+ *   (the gateway's own `OPENCLAW_*`, `NODE_*`, `PATH`, `HOME`, ...): the same rule as Secret
+ *   binding destinations.
  */
 import { reservedEnvironmentName } from "./environment.js"
 
@@ -53,7 +55,9 @@ export const refusedGatewayValues = (values: unknown): ReadonlyArray<RefusedGate
     if (!isObject(value)) return
     for (const [key, item] of Object.entries(value)) {
       const here = [...at, key]
-      if (at.length === 2 && at[0] === "env" && at[1] === "vars" && reservedEnvironmentName(key) !== undefined) {
+      const setsVariable = (at.length === 2 && at[0] === "env" && at[1] === "vars") ||
+        (at.length === 1 && at[0] === "env" && key !== "vars" && key !== "shellEnv")
+      if (setsVariable && reservedEnvironmentName(key) !== undefined) {
         found.push({ path: here, reason: "sets a variable reserved for the gateway's own environment" })
       } else if (namesHostPath(item) && isPathKey(at, key)) {
         found.push({ path: here, reason: "a host path: the gateway uses its own directories only" })
