@@ -211,8 +211,8 @@ describe("Configurations", () => {
           skills: { load: { extraDirs: ["/opt"] } },
           session: { store: "/tmp/sessions.json" },
           channels: { telegram: { tokenFile: "/run/secrets/t" } },
-          // OpenClaw also sets each string directly under `env` (beside `vars`) in the gateway's environment.
-          env: { vars: { OPENCLAW_CONFIG_READONLY: "0", GREETING: "hi" }, https_proxy: "http://proxy.example:3128", GREETING: "hi" }
+          // OpenClaw also sets each string directly under `env` (beside `vars`), and trims every name.
+          env: { vars: { OPENCLAW_CONFIG_READONLY: "0", GREETING: "hi", " NODE_OPTIONS\t": "-r x" }, https_proxy: "http://proxy.example:3128", GREETING: "hi" }
         }), 400, "INVALID_REQUEST", [
           { code: "INVALID_VALUE", path: "/values/plugins/load/paths" },
           { code: "INVALID_VALUE", path: "/values/logging/file" },
@@ -224,6 +224,7 @@ describe("Configurations", () => {
           { code: "INVALID_VALUE", path: "/values/session/store" },
           { code: "INVALID_VALUE", path: "/values/channels/telegram/tokenFile" },
           { code: "INVALID_VALUE", path: "/values/env/vars/OPENCLAW_CONFIG_READONLY" },
+          { code: "INVALID_VALUE", path: "/values/env/vars/ NODE_OPTIONS\t" },
           { code: "INVALID_VALUE", path: "/values/env/https_proxy" }
         ])
         expect(yield* counts).toEqual(before)

@@ -129,7 +129,7 @@ describe("model probe classification", () => {
       plugins: { load: { paths: ["/srv/plugins"] }, entries: { x: { enabled: true } } },
       agents: { defaults: { repoRoot: "/srv", model: "fake/m" }, entries: { main: { memory: { search: { extraPaths: ["/etc"] } } } } },
       logging: { file: "/var/log/openclaw.log", level: "debug" },
-      env: { vars: { NODE_OPTIONS: "--require /tmp/x.js", GREETING: "hi" }, shellEnv: { enabled: true }, HTTPS_PROXY: "http://proxy.example", NAME: "n" },
+      env: { vars: { NODE_OPTIONS: "--require /tmp/x.js", " LD_PRELOAD": "/tmp/x.so", GREETING: "hi" }, shellEnv: { enabled: true }, "HTTPS_PROXY ": "http://proxy.example", HTTP_PROXY: "http://proxy.example", NAME: "n" },
       hooks: { path: "/hooks" }
     }, enforced)
     expect(get(rendered, "tools.fs.workspaceOnly")).toBe(true)

@@ -14,8 +14,8 @@
  *   `...match.path`) are not host paths and stay allowed.
  * - `env.vars` entries, and strings directly under `env` (OpenClaw sets both in the gateway's
  *   environment, `collectConfigEnvVarsByTarget` of 2026.9.6), that would set a reserved variable
- *   (the gateway's own `OPENCLAW_*`, `NODE_*`, `PATH`, `HOME`, ...): the same rule as Secret
- *   binding destinations.
+ *   (the gateway's own `OPENCLAW_*`, `NODE_*`, `PATH`, `HOME`, ...), surrounding blanks
+ *   ignored as OpenClaw ignores them: the same rule as Secret binding destinations.
  */
 import { reservedEnvironmentName } from "./environment.js"
 
@@ -57,7 +57,8 @@ export const refusedGatewayValues = (values: unknown): ReadonlyArray<RefusedGate
       const here = [...at, key]
       const setsVariable = (at.length === 2 && at[0] === "env" && at[1] === "vars") ||
         (at.length === 1 && at[0] === "env" && key !== "vars" && key !== "shellEnv")
-      if (setsVariable && reservedEnvironmentName(key) !== undefined) {
+      // OpenClaw trims a name before it sets the variable (`normalizeEnvVarKey`).
+      if (setsVariable && reservedEnvironmentName(key.trim()) !== undefined) {
         found.push({ path: here, reason: "sets a variable reserved for the gateway's own environment" })
       } else if (namesHostPath(item) && isPathKey(at, key)) {
         found.push({ path: here, reason: "a host path: the gateway uses its own directories only" })
