@@ -5,13 +5,14 @@
  * pull routes, and real repositories served by Debian's `git http-backend` behind a front that
  * checks the installation token. Both fixed origins (API and Git) map to this one server.
  */
-import { spawn, spawnSync } from "node:child_process"
-import { createPublicKey, generateKeyPairSync, randomBytes, verify } from "node:crypto"
+import { spawn } from "node:child_process"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { initRepository, json, readBody, verifyAppJwt } from "./fakeCodeHostParts.js"
 
 export interface FakeRepository {
   readonly id: number
@@ -69,6 +70,8 @@ export interface FakeCodeHost {
   readonly paddedMintsClosed: () => number
   /** Answers `DELETE /installation/token` with `status` (undefined: revoke again) and revokes nothing. */
   readonly failRevocations: (status: number | undefined) => void
+  /** The clock App JWTs are judged by (undefined: `Date.now`), to model a host whose clock is skewed. */
+  readonly setJwtClock: (clock: (() => number) | undefined) => void
   readonly close: () => Promise<void>
 }
 
@@ -80,63 +83,15 @@ export interface GitOutputPlan {
 
 const GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
 
-const json = (res: http.ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { "content-type": "application/json" })
-  res.end(JSON.stringify(body))
-}
-
-const readBody = (req: http.IncomingMessage): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks)))
-    req.on("error", reject)
-  })
-
-/** Verifies an RS256 App JWT: signature, `iss`, `iat` not in the future (60 s skew), `exp`, lifetime at most 600 s. */
-const verifyAppJwt = (jwt: string, publicKeyPem: string, appId: string): string | undefined => {
-  const parts = jwt.split(".")
-  if (parts.length !== 3) return "malformed JWT"
-  const [header, payload, signature] = parts as [string, string, string]
-  const decoded = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { alg?: string }
-  if (decoded.alg !== "RS256") return "alg must be RS256"
-  const ok = verify("RSA-SHA256", Buffer.from(`${header}.${payload}`), createPublicKey(publicKeyPem), Buffer.from(signature, "base64url"))
-  if (!ok) return "bad signature"
-  const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { iss?: unknown; iat?: number; exp?: number }
-  const now = Math.floor(Date.now() / 1000)
-  if (String(claims.iss) !== appId) return "wrong iss"
-  if (typeof claims.iat !== "number" || typeof claims.exp !== "number") return "missing iat/exp"
-  if (claims.iat > now + 60) return "iat in the future"
-  if (claims.exp <= now) return "expired"
-  if (claims.exp - claims.iat > 600) return "lifetime over 600 s"
-  return undefined
-}
-
-const initRepository = (gitRoot: string, fullName: string) => {
-  const bare = path.join(gitRoot, `${fullName}.git`)
-  fs.mkdirSync(path.dirname(bare), { recursive: true })
-  const run = (args: ReadonlyArray<string>, cwd?: string) => {
-    const result = spawnSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" }
-    })
-    if (result.status !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`)
-  }
-  run(["init", "--bare", "--initial-branch=main", bare])
-  run(["config", "http.receivepack", "true"], bare)
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "svc-seed-"))
-  run(["init", "--initial-branch=main", work])
-  fs.writeFileSync(path.join(work, "README.md"), `# ${fullName}\n`)
-  run(["add", "README.md"], work)
-  run(["commit", "-m", "seed"], work)
-  run(["push", bare, "main"], work)
-  fs.rmSync(work, { recursive: true, force: true })
-}
-
 export const startFakeCodeHost = async (
   repositories: ReadonlyArray<FakeRepository>,
-  options: { readonly appId?: string; readonly installationId?: string; readonly tokenLifetimeMs?: number } = {}
+  options: {
+    readonly appId?: string
+    readonly installationId?: string
+    readonly tokenLifetimeMs?: number
+    /** How far in the future an App JWT's `iat` may be (default 60 s; 0 is a strict host). */
+    readonly iatLeewaySeconds?: number
+  } = {}
 ): Promise<FakeCodeHost> => {
   const appId = options.appId ?? "4242"
   const installationId = options.installationId ?? "777"
@@ -152,6 +107,7 @@ export const startFakeCodeHost = async (
   let readGate: Promise<void> = Promise.resolve()
   let readFailure: number | undefined
   let revocationFailure: number | undefined
+  let jwtClock: (() => number) | undefined
   let endless: number | false = false
   let endlessClosed = 0
   let gitPlan: GitOutputPlan | false = false
@@ -294,7 +250,7 @@ export const startFakeCodeHost = async (
     const mint = /^\/app\/installations\/([0-9]+)\/access_tokens$/.exec(url.pathname)
     if (mint && req.method === "POST") {
       const auth = req.headers.authorization ?? ""
-      const problem = auth.startsWith("Bearer ") ? verifyAppJwt(auth.slice(7), publicKeyPem, appId) : "no bearer"
+      const problem = auth.startsWith("Bearer ") ? verifyAppJwt(auth.slice(7), publicKeyPem, appId, (jwtClock ?? Date.now)(), options.iatLeewaySeconds ?? 60) : "no bearer"
       if (problem !== undefined) return json(res, 401, { message: `A JSON web token could not be decoded (${problem})` })
       if (mint[1] !== installationId) return json(res, 404, { message: "Not Found" })
       const body = JSON.parse((await readBody(req)).toString("utf8")) as {
@@ -421,6 +377,9 @@ export const startFakeCodeHost = async (
     paddedMintsClosed: () => paddedMintsClosed,
     failRevocations: (status) => {
       revocationFailure = status
+    },
+    setJwtClock: (clock) => {
+      jwtClock = clock
     },
     close: () =>
       new Promise<void>((resolve) => {

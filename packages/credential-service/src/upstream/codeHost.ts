@@ -7,7 +7,7 @@ import type { RepositoryRegistry } from "@svc/core/config"
 import { type DevUpstreams, upstreamOrigin } from "@svc/core/config"
 import { type PermissionMap } from "@svc/core/drivers/repo"
 import { CredentialServiceLimits } from "@svc/core/schema"
-import { Data, Effect } from "effect"
+import { Clock, Data, Effect } from "effect"
 import type { KeyObject } from "node:crypto"
 import { responseLimited } from "../listener/bodies.js"
 import { appJwt } from "./appJwt.js"
@@ -125,7 +125,7 @@ export const makeCodeHostClient = (
 
   const mintFor = (repositoryIds: ReadonlyArray<string>, permissions: PermissionMap) =>
     provider("mint an installation token", Effect.gen(function* () {
-      const jwt = appJwt(key, registry.appId, Date.now())
+      const jwt = appJwt(key, registry.appId, yield* Clock.currentTimeMillis)
       const response = yield* call(`${apiOrigin}/app/installations/${registry.installationId}/access_tokens`, {
         method: "POST",
         headers: { ...headers, authorization: `Bearer ${jwt}`, "content-type": "application/json" },

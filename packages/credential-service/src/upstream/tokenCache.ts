@@ -6,7 +6,7 @@
 import { profilePermissions } from "@svc/core/drivers/repo"
 import type { RepositoryProfileName } from "@svc/core/config"
 import { CredentialServiceLimits } from "@svc/core/schema"
-import { Context, Effect, Ref, SynchronizedRef } from "effect"
+import { Clock, Context, Effect, Ref, SynchronizedRef } from "effect"
 import type { CodeHostClient, InstallationToken, UpstreamError } from "./codeHost.js"
 
 export interface TokenCache {
@@ -64,12 +64,12 @@ export const makeTokenCache = (
     }
 
     const tokenFor: TokenCache["tokenFor"] = (session) =>
-      SynchronizedRef.modifyEffect(tokens, (map) => {
+      SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* () {
         const cached = map.get(session.id)
-        if (cached !== undefined && cached.expiresAtMs - margin > Date.now()) return Effect.succeed([cached.token, map])
+        if (cached !== undefined && cached.expiresAtMs - margin > (yield* Clock.currentTimeMillis)) return [cached.token, map] as const
         // Two credential slots per session (SPEC 8): the token being replaced stays for exchanges
         // still using it; anything older is revoked before another is minted.
-        return Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile])).pipe(
+        return yield* Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile])).pipe(
           Effect.tap((minted) => onMinted(session.id, minted.expiresAtMs)),
           Effect.tap(() =>
             cached === undefined
@@ -82,7 +82,7 @@ export const makeTokenCache = (
             return [minted.token, next.set(session.id, minted)] as const
           }))
         )
-      })
+      }))
 
     const revokeEach = (all: ReadonlyArray<string>) =>
       Effect.map(Effect.forEach(all, (token) => Effect.either(client.revoke(token))), (results) => {

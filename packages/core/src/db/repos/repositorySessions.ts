@@ -4,6 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { CredentialServiceLimits } from "../../schema/limits.js"
 
 export const RepositorySessionInsert = Schema.Struct({
   id: Schema.String,
@@ -128,12 +129,17 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       `
     })
 
-    /** Settles a session no replica can hold a live token for any more. */
+    /**
+     * Settles a session no replica can hold a live token for any more. `expires_at` is the code
+     * host's clock: a host up to the provider clock skew allowance (SPEC 8) behind ours still
+     * honours the token that long after our clock passed it.
+     */
     const settleExpiredTokens = SqlSchema.void({
       Request: Schema.String,
       execute: (id) => sql`
         UPDATE repository_sessions SET tokens_settled_at = now()
-        WHERE id = ${id} AND tokens_settled_at IS NULL AND (token_expires_at IS NULL OR token_expires_at <= now())
+        WHERE id = ${id} AND tokens_settled_at IS NULL AND (token_expires_at IS NULL
+          OR token_expires_at + make_interval(secs => ${CredentialServiceLimits.providerClockSkewSeconds}) <= now())
       `
     })
 
@@ -159,9 +165,14 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       `
     })
 
-    /** SPEC 8: terminal cleanup is retained one hour; older disposed rows go. */
+    /**
+     * SPEC 8: terminal cleanup is retained one hour from local receipt, i.e. from `disposed_at`
+     * (the database clock when the disposal was recorded here), not from the deadline, the close
+     * or any time the code host reported; older disposed rows go.
+     */
     const purgeDisposed = sql`
-      DELETE FROM repository_sessions WHERE state = 'DISPOSED' AND disposed_at <= now() - interval '1 hour'
+      DELETE FROM repository_sessions WHERE state = 'DISPOSED'
+        AND disposed_at <= now() - make_interval(secs => ${CredentialServiceLimits.terminalCleanupRetentionSeconds})
     `.pipe(Effect.asVoid)
 
     /** Serializes admissions, so the session limit holds across replicas. */
