@@ -44,10 +44,10 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
     // interrupted, which ends both sockets.
     const relayed = yield* upgrade
       ? Effect.raceFirst(
-        // The handler runs where interruption is masked (without this, the lapsed check won the
-        // race and the relay went on): the relay is made interruptible so that the race ends it.
+        // The handler runs where interruption is masked: both sides are made interruptible, so
+        // that the loser ends (a relay left running, or a check loop left behind a closed socket).
         Effect.interruptible(relay(request, admitted.endpoint, requestId, upgrade)),
-        Effect.as(admissionLapsed(request, admitted), { status: 101 })
+        Effect.interruptible(Effect.as(admissionLapsed(request, admitted), { status: 101 }))
       )
       : relay(request, admitted.endpoint, requestId, upgrade)
     // The answer is already written on the Node response; the platform writes nothing more.
