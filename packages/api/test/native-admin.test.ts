@@ -7,14 +7,14 @@ import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { AuthSettings, clearSessionCookie, setSessionCookie } from "@svc/api"
 import { BuiltinRoles } from "@svc/core/iam"
-import { AgentId, RoleId } from "@svc/core/schema"
+import { AgentId } from "@svc/core/schema"
 import { describe, expect, it } from "@effect/vitest"
 import { NATIVE_ADMIN_ROUTE, SvcMetrics } from "@svc/core/observability"
 import { Effect, Metric, MetricLabel } from "effect"
-import { WebSocket } from "ws"
-import { bindInstallationAdmin, bindRole, createAccount, createNamespaceRow, createServicePrincipal, insertServiceKey, PASSWORD, signedInSession } from "../../../testing/identity.js"
+import { bindInstallationAdmin, bindRole, createAccount, createServicePrincipal, insertServiceKey, PASSWORD, signedInSession } from "../../../testing/identity.js"
 import { REQUEST_ID, TestServer } from "../../../testing/server.js"
-import { expectData, send } from "./support/iamServer.js"
+import { send } from "./support/iamServer.js"
+import { agentFixture, upgradeRequest } from "./support/nativeAdminAgent.js"
 import {
   agentHost,
   auditOf,
@@ -77,70 +77,8 @@ const expectEnvelope = (result: HostResponse, status: number, code: string) => {
   expect(result.headers["x-request-id"]).toBe(result.body.meta.requestId)
 }
 
-/**
- * A WebSocket through the proxy: sends `messages` in order and resolves with the gateway's echoes
- * (the recorder echoes every message) and the close code, or with the refusal.
- */
-const upgradeRequest = (baseUrl: string, host: string, headers: Record<string, string>, messages: ReadonlyArray<string>) =>
-  Effect.async<{ upgraded: true; echoes: Array<string>; closeCode?: number } | { upgraded: false; status: number; body: string }>((resume) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${new URL(baseUrl).port}/ws?x=1`, { headers: { ...headers, host } })
-    const echoes: Array<string> = []
-    let done = false
-    const finish = (closeCode?: number) => {
-      if (done) return
-      done = true
-      socket.terminate()
-      resume(Effect.succeed({ upgraded: true, echoes, ...(closeCode === undefined ? {} : { closeCode }) }))
-    }
-    socket.on("unexpected-response", (_request, response) => {
-      done = true
-      const chunks: Array<Buffer> = []
-      response.on("data", (c: Buffer) => chunks.push(c))
-      response.on("end", () => resume(Effect.succeed({ upgraded: false, status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") })))
-    })
-    socket.on("open", () => {
-      for (const message of messages) socket.send(message)
-    })
-    socket.on("message", (data) => {
-      echoes.push(String(data))
-      if (echoes.length === messages.length) finish()
-    })
-    socket.on("close", (code) => finish(code))
-    socket.on("error", (error) => {
-      if (!done) resume(Effect.die(error))
-    })
-  })
-
 describe("native admin: Agent hosts", () => {
   it.layer(nativeAdminTestLayer, { timeout: 120_000 })((it) => {
-    /** An Installation administrator, a Namespace, and a deployed Agent with an active revision. */
-    const fixture = (label: string) =>
-      Effect.gen(function* () {
-        const { baseUrl } = yield* TestServer
-        const sql = yield* SqlClient.SqlClient
-        const account = yield* createAccount(`admin-${label}@example.test`)
-        yield* bindInstallationAdmin(account.principalId)
-        const token = (yield* signedInSession(account.userId)).token
-        const console = { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
-        const ns = yield* createNamespaceRow(`native-${label}`)
-        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}${path}`, console, body)
-        const secret = expectData(yield* call("POST", "/secrets", { name: "model-key", value: "sk-model" }), 201)
-        const configuration = expectData(yield* call("POST", "/configurations", { kind: "agent", values: { agents: {} } }), 201)
-        const agent = expectData(yield* call("POST", "/agents", {
-          name: "bot",
-          configurationId: configuration.id,
-          harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-        }), 201)
-        const role = RoleId.make()
-        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, ${`operate-${role}`}, ARRAY['secret:operate'])`
-        yield* bindRole(agent.servicePrincipalId, role, { kind: "secret", id: secret.id, namespaceId: ns })
-        const revision = expectData(yield* call("POST", `/agents/${agent.id}/deploy`), 202)
-        yield* sql`UPDATE agents SET active_revision_id = ${revision.id}, desired_runtime_state = 'running' WHERE id = ${agent.id}`
-        const recorder = yield* Recorder
-        recorder.gateways.add(agent.id)
-        return { baseUrl, token, ns, agentId: agent.id as string, host: agentHost(agent.id), principalId: account.principalId }
-      })
-
     it.effect("sign-in and sign-out through the console set and clear both cookie names; the shared cookie authenticates the console", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
@@ -172,7 +110,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("who may open an Agent host: shared session with exact agent:administer only", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("matrix")
+        const f = yield* agentFixture("matrix")
         const recorder = yield* Recorder
         const before = recorder.requests.length
         const get = (headers: Record<string, string> = {}, host = f.host) => hostRequest(f.baseUrl, { host, headers })
@@ -214,7 +152,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("the Agent must be desired running with an active revision (409) and expose a private endpoint (503)", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("state")
+        const f = yield* agentFixture("state")
         const sql = yield* SqlClient.SqlClient
         const recorder = yield* Recorder
         const get = () => hostRequest(f.baseUrl, { host: f.host, headers: { cookie: sharedCookie(f.token) } })
@@ -232,7 +170,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("a Host that merely contains the suffix is not an Agent host: the API answers", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("evil")
+        const f = yield* agentFixture("evil")
         const recorder = yield* Recorder
         const before = recorder.requests.length
         for (const host of [`${f.host}.evil.com`, `x.${f.host}`, NATIVE_ADMIN.agentHostSuffix, `${f.host.replace(".agents.", ".agentsx.")}`]) {
@@ -245,7 +183,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("what crosses: no browser credential, forwarded identity or native scope header; the gateway's token; no Set-Cookie back", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("headers")
+        const f = yield* agentFixture("headers")
         const recorder = yield* Recorder
         const answered = yield* hostRequest(f.baseUrl, {
           host: f.host,
@@ -283,7 +221,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("mutations and WebSocket handshakes need this Agent host's own Origin; an upgrade is relayed and audited", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("upgrade")
+        const f = yield* agentFixture("upgrade")
         const recorder = yield* Recorder
         const own = `http://${f.host}`
         const post = (headers: Record<string, string>) =>
@@ -335,7 +273,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("the browser cannot write the gateway's configuration: config and update methods are answered here, never relayed", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("config-write")
+        const f = yield* agentFixture("config-write")
         const recorder = yield* Recorder
         const headers = { cookie: sharedCookie(f.token), origin: `http://${f.host}` }
         const connect = JSON.stringify({ type: "req", id: "1", method: "connect", params: { auth: {} } })
@@ -366,7 +304,7 @@ describe("native admin: Agent hosts", () => {
 
     it.effect("Agent-host activity does not renew or touch the session cookie", () =>
       Effect.gen(function* () {
-        const f = yield* fixture("renew")
+        const f = yield* agentFixture("renew")
         const sql = yield* SqlClient.SqlClient
         const expiry = () => sql<{ expires_at: Date }>`SELECT expires_at FROM sessions WHERE token_digest IS NOT NULL ORDER BY expires_at DESC LIMIT 1`
         const before = yield* expiry()
