@@ -3,48 +3,21 @@
  * about 800 modules and most of a second of every start (docs/decisions/performance.md, session
  * 19), so only `select.ts` imports the kubernetes driver, and only when it is selected. Each
  * command runs with a module hook that refuses to resolve the client; a command that reached it
- * would exit with the hook's error instead of getting as far as its database.
+ * would exit with the hook's error instead of getting as far as its database. `svc` runs the
+ * bundled commands (scripts/bundle.mjs), where the client stays an external package.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { pathToFileURL } from "node:url"
+import { repositoryRoot, RETRYING, runNode, withResolveHook } from "./support/hookedNode.js"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const REFUSED = "kubernetes client loaded"
-const hook = `export async function resolve(specifier, context, next) {
+const withHook = withResolveHook(`export async function resolve(specifier, context, next) {
   if (specifier === "@kubernetes/client-node") throw new Error(${JSON.stringify(REFUSED)})
   return next(specifier, context)
-}`
-const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`
-const withHook = ["--import", `data:text/javascript,${encodeURIComponent(register)}`]
-
-interface Outcome {
-  readonly output: string
-  readonly code: number | null
-}
-
-/** Runs `node <args>` until its first output line (then stops it) or, with `toExit`, its exit. */
-const run = (args: ReadonlyArray<string>, { toExit = false } = {}): Promise<Outcome> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...withHook, ...args], {
-      cwd: root,
-      // Nothing listens on port 9: a command that loaded gets as far as retrying its database.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DATABASE_URL: "postgres://svc:svc@127.0.0.1:9/svc" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-      if (!toExit && output.includes("\n")) child.kill("SIGKILL")
-    }
-    child.stdout.on("data", collect)
-    child.stderr.on("data", collect)
-    child.once("error", reject)
-    child.once("close", (code) => resolve({ output, code }))
-  })
-
-const RETRYING = JSON.stringify({ level: "WARN", message: "database not reachable yet; retrying" }).slice(1, -1)
+}`)
+const run = (args: ReadonlyArray<string>, options: { readonly toExit?: boolean } = {}) => runNode([...withHook, ...args], options)
 
 describe("process start-up on the local Compute Driver", () => {
   // The first line each prints once its modules have loaded: a database retry, or (the
@@ -62,6 +35,16 @@ describe("process start-up on the local Compute Driver", () => {
 
   it("the hook does refuse it: the kubernetes driver's entry cannot load under it", async () => {
     const result = await run(["--input-type=module", "-e", `await import("@svc/core/drivers/compute/kubernetes")`], { toExit: true })
+    expect(result.output).toContain(REFUSED)
+    expect(result.code).toBe(1)
+  }, 60_000)
+
+  it("the hook does refuse it in the bundle too: the kubernetes driver's chunk cannot load under it", async () => {
+    const bundle = path.join(repositoryRoot, "packages/api/dist/bundle")
+    const chunks = fs.readdirSync(bundle).filter((name) => /^kubernetes-[A-Z0-9]+\.mjs$/.test(name))
+    expect(chunks).toHaveLength(1)
+    const chunk = pathToFileURL(path.join(bundle, chunks[0]!)).href
+    const result = await run(["--input-type=module", "-e", `await import(${JSON.stringify(chunk)})`], { toExit: true })
     expect(result.output).toContain(REFUSED)
     expect(result.code).toBe(1)
   }, 60_000)
