@@ -24,16 +24,26 @@ export interface SvcProcess {
  * (removed after the run: testing/globalSetup.ts) and the run's installed gateway runtime, so no
  * `svc start` installs another copy into its data directory in the background.
  */
-export const svc = (command: string, env: Record<string, string>): SvcProcess =>
-  nodeProcess([path.join(repositoryRoot, "scripts/svc.mjs"), command], env)
+export const svc = (command: string, env: Record<string, string>, options: ProcessOptions = {}): SvcProcess =>
+  nodeProcess([path.join(repositoryRoot, "scripts/svc.mjs"), command], env, options)
+
+export interface ProcessOptions {
+  /**
+   * Run as the leader of a process group of its own, like a terminal's foreground job, and have
+   * `stop` signal the whole group, as a terminal's Ctrl-C does.
+   */
+  readonly group?: boolean
+}
 
 /** A TypeScript entry of testing/ as its own process (vite-node), with the same environment rules. */
 export const testEntry = (file: string, env: Record<string, string>): SvcProcess =>
   nodeProcess([path.join(repositoryRoot, "node_modules/vite-node/vite-node.mjs"), path.join(repositoryRoot, file)], env)
 
-const nodeProcess = (args: ReadonlyArray<string>, env: Record<string, string>): SvcProcess => {
+const nodeProcess = (args: ReadonlyArray<string>, env: Record<string, string>, options: ProcessOptions = {}): SvcProcess => {
+  const group = options.group === true
   const child = spawn(process.execPath, args, {
     cwd: repositoryRoot,
+    detached: group,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", TMPDIR: os.tmpdir(), SVC_RUNTIME_DIR: testRuntimeRoot(), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -76,7 +86,10 @@ const nodeProcess = (args: ReadonlyArray<string>, env: Record<string, string>): 
       check()
     })
   const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    if (child.exitCode === null && child.signalCode === null) {
+      if (group) process.kill(-child.pid!, signal)
+      else child.kill(signal)
+    }
     return exited
   }
   return { child, output: () => output, waitFor, exited, stop }

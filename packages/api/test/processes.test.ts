@@ -74,6 +74,24 @@ describe("npm start (all-in-one development mode)", () => {
     expect(second.output()).toMatch(/"message":"migrations applied","annotations":\{"count":0\}/)
   }, 240_000)
 
+  it("a terminal's Ctrl-C (SIGINT to the whole process group) stops PostgreSQL last, not first", async () => {
+    const port = await freePort()
+    const env = { SVC_DATA_DIR: path.join(scratch, "ctrl-c"), SVC_PORT: String(port), SVC_AUTH_SECRET: AUTH_SECRET }
+    const started = svc("start", env, { group: true })
+    try {
+      await started.waitFor(new RegExp(`svc is ready at http://127\\.0\\.0\\.1:${port}`), 90_000)
+    } finally {
+      expect((await started.stop("SIGINT")).code).toBe(0)
+    }
+    const entries = jsonLines(started.output())
+    // PostgreSQL got no signal of its own: nothing lost its connection on the way out, and
+    // nothing took its exit for a crash.
+    expect(entries.filter((entry) => entry.level === "ERROR")).toEqual([])
+    expect(started.output()).not.toContain("exited on its own")
+    expect(started.output()).not.toContain("SqlError")
+    expect(entries.at(-1)?.message).toBe("embedded PostgreSQL stopped")
+  }, 240_000)
+
   it("recovers from a crash that left a stale postmaster.pid", async () => {
     const dataDir = path.join(scratch, "crash")
     const port = await freePort()

@@ -6,6 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { releaseExitHooks } from "./exitHooks.js"
 import { freePort } from "./freePort.js"
+import { startPostmaster } from "./postmaster.js"
 import { inspectStaleLock, type LockState, processesIn } from "./staleLock.js"
 
 export interface EmbeddedPostgresOptions {
@@ -147,6 +148,10 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     log(text)
   }
 
+  const postgresFlags = [
+    "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+    ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])
+  ]
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -156,10 +161,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     persistent: !options.ephemeral,
     createPostgresUser: isRoot(),
     initdbFlags: ["--encoding=UTF8", "--no-locale"],
-    postgresFlags: [
-      "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])
-    ],
+    postgresFlags,
     onLog: remember,
     onError: remember
   })
@@ -195,7 +197,7 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   }
 
   try {
-    await pg.start()
+    await startPostmaster(pg, { dataDir, port, flags: postgresFlags, onLog: remember })
   } catch {
     throw new EmbeddedPostgresError(
       `the embedded PostgreSQL server did not start on 127.0.0.1:${port}: ${recent.slice(-5).join(" | ")}`
