@@ -92,6 +92,31 @@ describe("npm start (all-in-one development mode)", () => {
     expect(entries.at(-1)?.message).toBe("embedded PostgreSQL stopped")
   }, 240_000)
 
+  it("a PostgreSQL left running by a killed svc start is stopped by the next start, which then serves", async () => {
+    const dataDir = path.join(scratch, "orphan")
+    const port = await freePort()
+    const env = { SVC_DATA_DIR: dataDir, SVC_PORT: String(port), SVC_AUTH_SECRET: AUTH_SECRET }
+    const first = svc("start", env, { group: true })
+    await first.waitFor(/svc is ready/, 90_000)
+    const pidFile = path.join(dataDir, "postgres", "pg", "postmaster.pid")
+    const orphan = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0])
+    // SIGKILL to the whole group, as `kill -9 -<pgid>` would: svc has no chance to stop PostgreSQL.
+    await first.stop("SIGKILL")
+    expect(() => process.kill(orphan, 0)).not.toThrow()
+
+    const second = svc("start", env)
+    try {
+      await second.waitFor(/svc is ready/, 90_000)
+      expect((await call(`http://127.0.0.1:${port}/readyz`)).status).toBe(200)
+    } finally {
+      expect((await second.stop("SIGINT")).code, second.output()).toBe(0)
+    }
+    expect(second.output()).toContain(`stopping an orphaned PostgreSQL (pid ${orphan}) that a killed svc left running`)
+    // Gone, or a zombie its new parent has not reaped yet.
+    const stat = fs.existsSync(`/proc/${orphan}/stat`) ? fs.readFileSync(`/proc/${orphan}/stat`, "utf8") : ""
+    expect(stat === "" || /\) Z /.test(stat), stat).toBe(true)
+  }, 240_000)
+
   it("recovers from a crash that left a stale postmaster.pid", async () => {
     const dataDir = path.join(scratch, "crash")
     const port = await freePort()

@@ -6,6 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { releaseExitHooks } from "./exitHooks.js"
 import { freePort } from "./freePort.js"
+import { isOrphaned, recordOwner, stopOrphan } from "./orphan.js"
 import { startPostmaster } from "./postmaster.js"
 import { inspectStaleLock, type LockState, processesIn } from "./staleLock.js"
 
@@ -181,7 +182,14 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     }
   }
 
-  const lock = inspectStaleLock(dataDir)
+  let lock = inspectStaleLock(dataDir)
+  if (lock._tag === "live" && isOrphaned(dir, lock.pid)) {
+    notices.push(`stopping an orphaned PostgreSQL (pid ${lock.pid}) that a killed svc left running`)
+    if (!(await stopOrphan(lock.pid, options.orphanWaitMs ?? ORPHAN_WAIT_MS))) {
+      throw new EmbeddedPostgresError(`the orphaned PostgreSQL in ${dataDir} (pid ${lock.pid}) did not stop; stop it, then start again`)
+    }
+    lock = inspectStaleLock(dataDir)
+  }
   if (lock._tag === "live") {
     throw new EmbeddedPostgresError(
       `the embedded PostgreSQL in ${dataDir} is already running (pid ${lock.pid}); ` +
@@ -203,6 +211,8 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
       `the embedded PostgreSQL server did not start on 127.0.0.1:${port}: ${recent.slice(-5).join(" | ")}`
     )
   }
+
+  recordOwner(dir)
 
   const urlFor = (database: string) =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`

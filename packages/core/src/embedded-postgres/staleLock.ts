@@ -105,3 +105,15 @@ export const processesIn = (dataDir: string): ReadonlyArray<number> => {
   }
   return found
 }
+
+/** The parent of `pid` (Linux `/proc`), or undefined where it cannot be read. */
+export const parentOf = (pid: number): number | undefined => {
+  const stat = readProc(pid, "stat")
+  // The command name in parentheses may hold blanks and parentheses: fields follow the last ")".
+  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const parent = Number.parseInt(fields?.[1] ?? "", 10)
+  return Number.isInteger(parent) ? parent : undefined
+}
+
+/** Whether `pid` no longer exists or is a zombie. */
+export const hasExited = (pid: number): boolean => !exists(pid) || isZombie(pid)
