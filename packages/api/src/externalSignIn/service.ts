@@ -122,6 +122,9 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
                 details: { provider, methodId, sessionId: session.id }
               })
             ))
+        ).pipe(
+          // Disabled (or revoked) after the lookup above: as if it had been before.
+          Effect.catchTag("AccountUnusable", () => Effect.fail(failed("no enrolled, enabled account has this identity")))
         )
         yield* Effect.logInfo("external sign-in succeeded").pipe(
           Effect.annotateLogs({ provider, accountId, sessionId: session.id })
