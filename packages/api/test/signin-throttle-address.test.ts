@@ -56,7 +56,7 @@ describe("without a trusted proxy", () => {
 // bypasses the ingress. Its peer address is the key, whatever it forwards.
 describe("a direct client while a trusted proxy is configured", () => {
   layer(accountsTestLayer({ trustedProxies: ["10.0.0.0/8"] }), { timeout: 120_000, excludeTestServices: true })((it) => {
-    it.effect("after 20 failures from its peer address (any emails, forged X-Forwarded-For): 429 with Retry-After", () =>
+    it.effect("after 20 failures from its peer address (other emails each time, forged X-Forwarded-For): 429 with Retry-After", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
