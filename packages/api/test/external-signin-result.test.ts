@@ -12,6 +12,12 @@ import { CONSOLE, enrolled, expectError, externalSignInApp, sessionsOf } from ".
 import { MockOAuthProvider } from "./support/oauthProvider.js"
 import { CookieJar, ORIGIN, RECEIPT_COOKIE, result, SESSION_COOKIE, signIn, start } from "./support/signInFlow.js"
 
+const copyOf = (original: CookieJar) => {
+  const jar = new CookieJar()
+  for (const [name, value] of original.cookies) jar.cookies.set(name, value)
+  return jar
+}
+
 describe("external sign-in result", () => {
   it.layer(externalSignInApp, { timeout: 60_000 })((it) => {
     it.effect("result needs the receipt, the matching attemptId and the session the callback issued; once", () =>
@@ -95,6 +101,24 @@ describe("external sign-in result", () => {
         expectError(yield* result(baseUrl, "idprovider", revoked.attemptId, revoked.jar), 401, "UNAUTHENTICATED")
       }))
 
+    it.effect("result refuses a duplicated session cookie (401) without using the receipt up", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const mock = yield* MockOAuthProvider
+        yield* enrolled("receipt-twice@example.com", "codehost", "9393")
+        mock.as("9393")
+        const flow = yield* signIn(baseUrl, "codehost")
+        const planted = yield* signedInSession((yield* createAccount("receipt-planted@example.com")).userId)
+        // A jar holds one value per name; a browser sends a sibling host's cookie of the same name too.
+        const twice = copyOf(flow.jar)
+        const header = `${twice.header()}; ${SESSION_COOKIE}=${planted.token}`
+        twice.header = () => header
+        const refused = yield* result(baseUrl, "codehost", flow.attemptId, twice)
+        expectError(refused, 401, "UNAUTHENTICATED")
+        expect(refused.body.error.message).toBe("The session cookie is ambiguous: it was sent more than once.")
+        expect((yield* result(baseUrl, "codehost", flow.attemptId, flow.jar)).status).toBe(200)
+      }))
+
     it.effect("two simultaneous redemptions of one receipt: exactly one succeeds", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
@@ -102,11 +126,7 @@ describe("external sign-in result", () => {
         yield* enrolled("receipt-race@example.com", "codehost", "9292")
         mock.as("9292")
         const flow = yield* signIn(baseUrl, "codehost")
-        const copy = () => {
-          const jar = new CookieJar()
-          for (const [name, value] of flow.jar.cookies) jar.cookies.set(name, value)
-          return jar
-        }
+        const copy = () => copyOf(flow.jar)
         const both = yield* Effect.all(
           [result(baseUrl, "codehost", flow.attemptId, copy()), result(baseUrl, "codehost", flow.attemptId, copy())],
           { concurrency: 2 }

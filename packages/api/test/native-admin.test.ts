@@ -150,6 +150,23 @@ describe("native admin: Agent hosts", () => {
         expect(recorder.requests.length).toBe(before)
       }))
 
+    it.effect("a duplicated shared session cookie (one planted by a sibling host) is 401 and nothing is forwarded", () =>
+      Effect.gen(function* () {
+        const f = yield* agentFixture("twice")
+        const recorder = yield* Recorder
+        const before = recorder.requests.length
+        const other = yield* createAccount("planted@example.test")
+        const planted = (yield* signedInSession(other.userId)).token
+        const get = (cookie: string) => hostRequest(f.baseUrl, { host: f.host, headers: { cookie } })
+        for (const cookie of [`${sharedCookie(planted)}; ${sharedCookie(f.token)}`, `${sharedCookie(f.token)}; ${sharedCookie("garbage")}`]) {
+          const refused = yield* get(cookie)
+          expectEnvelope(refused, 401, "UNAUTHENTICATED")
+          expect(refused.body.error.message).toBe("The session cookie is ambiguous: it was sent more than once.")
+        }
+        expect(recorder.requests.length).toBe(before)
+        expect((yield* get(sharedCookie(f.token))).status).toBe(200)
+      }))
+
     it.effect("the Agent must be desired running with an active revision (409) and expose a private endpoint (503)", () =>
       Effect.gen(function* () {
         const f = yield* agentFixture("state")

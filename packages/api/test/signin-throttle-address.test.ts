@@ -51,3 +51,22 @@ describe("without a trusted proxy", () => {
       }))
   })
 })
+
+// The test client connects from 127.0.0.1, which is not one of these proxies: a client that
+// bypasses the ingress. Its peer address is the key, whatever it forwards.
+describe("a direct client while a trusted proxy is configured", () => {
+  layer(accountsTestLayer({ trustedProxies: ["10.0.0.0/8"] }), { timeout: 120_000, excludeTestServices: true })((it) => {
+    it.effect("after 20 failures from its peer address (other emails each time, forged X-Forwarded-For): 429 with Retry-After", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
+          Effect.map(
+            signIn(baseUrl, `direct-${i}@example.test`, WRONG, { "x-forwarded-for": `198.51.100.${i}` }),
+            (result) => expectError(result, 401, "UNAUTHENTICATED")
+          ))
+        const throttled = yield* signIn(baseUrl, "direct-fresh@example.test", WRONG, { "x-forwarded-for": "198.51.100.99" })
+        expectError(throttled, 429, "UNAUTHENTICATED")
+        expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      }))
+  })
+})

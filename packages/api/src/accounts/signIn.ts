@@ -95,7 +95,10 @@ export class SignIn extends Effect.Service<SignIn>()("@svc/api/SignIn", {
         const outcome = yield* gate.run(evaluate(email.toLowerCase(), password, clientAddress))
         switch (outcome._tag) {
           case "SignedIn":
-            return yield* storeSession(sessions, outcome.accountId)
+            // Disabled or revoked since `evaluate` looked: the same 401 as if it had been before.
+            return yield* storeSession(sessions, outcome.accountId).pipe(
+              Effect.catchTag("AccountUnusable", () => badCredentials)
+            )
           case "Failed":
             return yield* badCredentials
           case "Throttled":

@@ -10,6 +10,7 @@ import type pg from "pg"
 import { credentialResolvers } from "./credentials.js"
 import { type Preauthorization, routeKey } from "./preauthorization.js"
 import { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
+import { readSessionCookie } from "./sessionCookie.js"
 import { AuthSettings, type AuthSettingsShape } from "./settings.js"
 
 const unauthenticated = (message = "Authentication is required.") => new Unauthenticated({ message })
@@ -54,17 +55,20 @@ export const authenticator = (sql: SqlClient.SqlClient, settings: AuthSettingsSh
         return Effect.succeed(resolved.value)
       })
     }
-    const token = request.cookies[settings.cookieName]
-    if (token === undefined || token.length === 0) return refuse(unauthenticated())
-    return Effect.flatMap(resolve.session(token, preauthorization), (session): Outcome => {
-      if (Option.isNone(session)) return refuse(unauthenticated("The session is invalid, expired or revoked."))
-      const mismatch = sessionKeyMismatch(headers["x-svc-session-key"], session.value)
-      if (mismatch !== undefined) return refuse(mismatch)
-      if (!isSafeMethod(request.method) && !isTrustedBrowserMutation(headers, settings.trustedOrigin)) {
-        return refuse(new Forbidden({ message: "The request's Origin is not trusted." }))
-      }
-      return Effect.succeed(session.value)
-    })
+    const sessionCaller = (token: string) =>
+      Effect.flatMap(resolve.session(token, preauthorization), (session): Outcome => {
+        if (Option.isNone(session)) return refuse(unauthenticated("The session is invalid, expired or revoked."))
+        const mismatch = sessionKeyMismatch(headers["x-svc-session-key"], session.value)
+        if (mismatch !== undefined) return refuse(mismatch)
+        if (!isSafeMethod(request.method) && !isTrustedBrowserMutation(headers, settings.trustedOrigin)) {
+          return refuse(new Forbidden({ message: "The request's Origin is not trusted." }))
+        }
+        return Effect.succeed(session.value)
+      })
+    return Effect.flatMap(
+      readSessionCookie(request, settings.cookieName),
+      (token) => (Option.isNone(token) ? refuse(unauthenticated()) : sessionCaller(token.value))
+    )
   }).pipe(
     Effect.catchTag("SqlError", (error) =>
       Effect.zipRight(

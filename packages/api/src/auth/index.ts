@@ -6,6 +6,7 @@ export { isSafeMethod, isTrustedBrowserMutation } from "./origin.js"
 export { AuthSettings, type AuthSettingsShape } from "./settings.js"
 export { DECOY_HASH, hashPassword, verifyPassword } from "./passwords.js"
 export {
+  AccountUnusable,
   clearSessionCookie,
   issueSession,
   type IssuedSession,

@@ -4,7 +4,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { digestOf, newOpaqueId, newToken } from "@svc/core/iam"
 import { SessionId } from "@svc/core/schema"
 import { SessionsRepo } from "@svc/core/db"
-import { Duration, Effect } from "effect"
+import { Data, Duration, Effect, Option } from "effect"
 import type { AuthSettingsShape } from "./settings.js"
 
 /** How long a session lasts (SPEC leaves it open: docs/decisions/identity.md). */
@@ -19,14 +19,18 @@ export interface IssuedSession {
   readonly expiresAt: Date
 }
 
+/** The account cannot sign in (disabled, revoked, unenrolled or deleted) when its session would be stored. */
+export class AccountUnusable extends Data.TaggedError("AccountUnusable")<{}> {}
+
 /**
  * Stores a new session for an account through the repository (joins the caller's transaction):
- * only the digest of the cookie value is kept.
+ * only the digest of the cookie value is kept. The account's state is checked by the insert
+ * itself, so a disable that commits after the caller's own check still wins (AccountUnusable).
  */
 export const storeSession = (
   sessions: SessionsRepo,
   accountId: string
-): Effect.Effect<IssuedSession, SqlError> =>
+): Effect.Effect<IssuedSession, SqlError | AccountUnusable> =>
   Effect.gen(function* () {
     const session = {
       id: SessionId.make(),
@@ -34,18 +38,21 @@ export const storeSession = (
       sessionKey: newOpaqueId(),
       expiresAt: new Date(Date.now() + Duration.toMillis(SESSION_TTL))
     }
-    yield* sessions.insert({
+    const stored = yield* sessions.insert({
       id: session.id,
       token_digest: digestOf(session.token),
       session_key: session.sessionKey,
       account_id: accountId,
       expires_at: session.expiresAt
     })
+    if (Option.isNone(stored)) return yield* new AccountUnusable()
     return session
   }).pipe(Effect.withSpan("Sessions.issue"))
 
 /** `storeSession` with the ambient SqlClient, for tools and tests that seed sessions. */
-export const issueSession = (accountId: string): Effect.Effect<IssuedSession, SqlError, SqlClient.SqlClient> =>
+export const issueSession = (
+  accountId: string
+): Effect.Effect<IssuedSession, SqlError | AccountUnusable, SqlClient.SqlClient> =>
   Effect.flatMap(SessionsRepo, (sessions) => storeSession(sessions, accountId)).pipe(Effect.provide(SessionsRepo.Default))
 
 const cookieOptions = (settings: AuthSettingsShape) => ({

@@ -20,8 +20,8 @@ export interface AuthSettingsShape {
   readonly hostOnlyCookieName?: string | undefined
   /** Production: cookies are Secure. */
   readonly secureCookies: boolean
-  /** Reverse proxies whose `X-Forwarded-For` is believed (SPEC 5.4 per-address limits). */
-  readonly trustedProxies: TrustedProxies
+  /** Reverse proxies whose `X-Forwarded-For` is believed (SPEC 5.4 per-address limits); null: none. */
+  readonly trustedProxies: TrustedProxies | null
   /** Whether any proxy is trusted (per-address sign-in limits are on). */
   readonly behindTrustedProxy: boolean
   /** How many password checks run at once and may wait (SVC_PASSWORD_HASH_*). */

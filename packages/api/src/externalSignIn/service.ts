@@ -7,6 +7,7 @@ import { DependencyUnavailable, NotFound, Unauthenticated } from "@svc/core/erro
 import { newOpaqueId } from "@svc/core/iam"
 import { Effect, Option } from "effect"
 import { resolveSession } from "../auth/credentials.js"
+import { readSessionCookie } from "../auth/sessionCookie.js"
 import { setSessionCookie, storeSession } from "../auth/sessions.js"
 import { AuthSettings, type AuthSettingsShape } from "../auth/settings.js"
 import { SignInAttempts } from "./attempts.js"
@@ -122,6 +123,9 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
                 details: { provider, methodId, sessionId: session.id }
               })
             ))
+        ).pipe(
+          // Disabled (or revoked) after the lookup above: as if it had been before.
+          Effect.catchTag("AccountUnusable", () => Effect.fail(failed("no enrolled, enabled account has this identity")))
         )
         yield* Effect.logInfo("external sign-in succeeded").pipe(
           Effect.annotateLogs({ provider, accountId, sessionId: session.id })
@@ -164,8 +168,10 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
         if (ctx.settings.providers[provider] === undefined) return yield* notConfigured()
         const receipt = readCookie(request, receiptCookie(ctx.auth))
         if (receipt === undefined) return yield* new Unauthenticated({ message: "The sign-in receipt is missing." })
-        const token = readCookie(request, ctx.auth.cookieName)
-        const session = token === undefined ? Option.none() : yield* resolveSession(token).pipe(Effect.provideService(SqlClient.SqlClient, ctx.sql))
+        const token = yield* readSessionCookie(request, ctx.auth.cookieName)
+        const session = Option.isNone(token)
+          ? Option.none()
+          : yield* resolveSession(token.value).pipe(Effect.provideService(SqlClient.SqlClient, ctx.sql))
         if (Option.isNone(session) || session.value.credential._tag !== "Session") {
           return yield* new Unauthenticated({ message: "The session of this sign-in is missing, invalid or revoked." })
         }

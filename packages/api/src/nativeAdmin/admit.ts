@@ -14,6 +14,7 @@ import { AgentId } from "@svc/core/schema"
 import { Context, Duration, Effect, Option } from "effect"
 import { type AuthorizationError, authorize } from "../auth/authorize.js"
 import { resolveSession } from "../auth/credentials.js"
+import { readSessionCookie } from "../auth/sessionCookie.js"
 import { AuthSettings } from "../auth/settings.js"
 import { agentRef } from "../agents/policy.js"
 import { agentNotFound } from "../agents/views.js"
@@ -41,9 +42,9 @@ const authenticateSharedSession = (request: HttpServerRequest.HttpServerRequest)
     if (request.headers["x-api-key"] !== undefined) {
       return yield* new Unauthenticated({ message: "Keys cannot open the native admin UI." })
     }
-    const token = request.cookies[settings.cookieName]
-    if (token === undefined || token.length === 0) return yield* new Unauthenticated({ message: "Authentication is required." })
-    const session = yield* resolveSession(token)
+    const token = yield* readSessionCookie(request, settings.cookieName)
+    if (Option.isNone(token)) return yield* new Unauthenticated({ message: "Authentication is required." })
+    const session = yield* resolveSession(token.value)
     if (Option.isNone(session)) return yield* new Unauthenticated({ message: "The session is invalid, expired or revoked." })
     return session.value
   })

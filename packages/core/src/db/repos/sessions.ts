@@ -18,11 +18,24 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@svc/core/Sess
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.void({
+    /**
+     * Stores the session only while its account can sign in, in one statement: a disable or
+     * revoke that committed before it leaves no row (None), however late the sign-in's own check
+     * ran. `FOR SHARE` waits for a state change in flight and blocks one until this transaction
+     * ends, so the change's `revokeForAccount` sees the new session; otherwise a session stored
+     * just after a disable revoked the others would come back to life on enable.
+     */
+    const insert = SqlSchema.findOne({
       Request: InsertSession,
+      Result: Schema.Struct({ id: SessionId }),
       execute: (row) => sql`
         INSERT INTO sessions (id, token_digest, session_key, account_id, expires_at)
-        VALUES (${row.id}, ${row.token_digest}, ${row.session_key}, ${row.account_id}, ${row.expires_at})
+        SELECT ${row.id}, ${row.token_digest}, ${row.session_key}, a.id, ${row.expires_at}
+        FROM accounts a JOIN principals p ON p.id = a.principal_id
+        WHERE a.id = ${row.account_id}
+          AND a.enrolled_at IS NOT NULL AND NOT a.disabled AND a.revoked_at IS NULL AND p.deleted_at IS NULL
+        FOR SHARE OF a
+        RETURNING id
       `
     })
 
@@ -39,6 +52,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@svc/core/Sess
     })
 
     return {
+      /** Some: stored; None: the account cannot sign in (disabled, revoked, unenrolled or deleted). */
       insert: (row: typeof InsertSession.Type) => insert(row).pipe(Effect.catchTag("ParseError", Effect.die)),
       revoke: (id: string) => revoke(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       revokeForAccount: (accountId: string) => revokeForAccount(accountId).pipe(Effect.catchTag("ParseError", Effect.die))
