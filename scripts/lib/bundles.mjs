@@ -89,5 +89,6 @@ export const isFresh = (bundle, { dependencies }) => {
   const checked = dependencies
     ? [...own, ...inputs, "node_modules/.package-lock.json"]
     : [...own, ...inputs.filter((input) => !input.startsWith("node_modules/"))]
-  return checked.every((input) => mtime(path.resolve(root, input)) < built)
+  // Not after it: an image layer may give every file the same mtime.
+  return checked.every((input) => mtime(path.resolve(root, input)) <= built)
 }
