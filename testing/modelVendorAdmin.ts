@@ -48,6 +48,8 @@ export type Fault =
   | { readonly kind: "status"; readonly status: number; readonly code: string }
   | { readonly kind: "slow"; readonly delayMs: number }
   | { readonly kind: "lost" }
+  /** The upstream waits for `release` before acting: a test orders a concurrent request in between. */
+  | { readonly kind: "held"; readonly release: Promise<void> }
 
 export interface ModelVendorAdmin {
   /** `http://127.0.0.1:<port>`: what `SVC_DEV_UPSTREAMS` maps the vendor's fixed origin to. */
@@ -176,6 +178,7 @@ export const startModelVendorAdmin = async (options: { readonly adminKey: string
     const fault = index === -1 ? undefined : faults.splice(index, 1)[0]!.fault
     if (fault?.kind === "status") return vendorError(res, fault.status, fault.code)
     if (fault?.kind === "slow") await new Promise((resolve) => setTimeout(resolve, fault.delayMs))
+    if (fault?.kind === "held") await fault.release
     if (fault?.kind === "lost") {
       // The upstream acts, and its answer never arrives.
       act(route, rest, body, new http.ServerResponse(req), url.searchParams)

@@ -136,7 +136,12 @@ export class ServiceAccountLifecycle extends Effect.Service<ServiceAccountLifecy
       }))
       if (row.backend_id === null || Option.isNone(selected)) return
       yield* removeManaged(selected.value, row)
-      yield* inTransaction(Effect.zipRight(repo.remove(serviceAccountId), recordDeleted(caller.principalId, row)))
+      // A concurrent DELETE of the same account may have finished first: one removal, one audit event.
+      yield* inTransaction(Effect.gen(function* () {
+        if (Option.isNone(yield* repo.lock(key))) return
+        yield* repo.remove(serviceAccountId)
+        yield* recordDeleted(caller.principalId, row)
+      }))
     })
 
     return { issueCredential, delete: remove }

@@ -72,11 +72,21 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
         if (upstreamDidNotAct(created.left)) yield* repo.remove(id)
         return yield* upstreamUnavailable(created.left)
       }
-      return yield* sql.withTransaction(Effect.gen(function* () {
+      const linked = yield* sql.withTransaction(Effect.gen(function* () {
         const linked = yield* repo.link({ id, upstream_account_id: created.right.upstreamId })
-        yield* recordCreated(caller.principalId, namespaceId, id, payload.name, true)
-        return toServiceAccount(linked)
+        if (Option.isSome(linked)) yield* recordCreated(caller.principalId, namespaceId, id, payload.name, true)
+        return linked
       })).pipe(Effect.catchTag("SqlError", Effect.die))
+      if (Option.isNone(linked)) {
+        // A DELETE of this account ran meanwhile and may have looked upstream before the account
+        // existed there: remove it ourselves (a 404 upstream is already gone), so none outlives the row.
+        yield* managed.deleteAccount(created.right.upstreamId).pipe(
+          Effect.tapError((error) => Effect.logWarning("upstream account of a deleted service account not removed").pipe(Effect.annotateLogs({ reason: error.reason }))),
+          Effect.ignore
+        )
+        return yield* new ResourceConflict({ message: "The service account was deleted while it was being created." })
+      }
+      return toServiceAccount(linked.value)
     })
 
     const list = Effect.fn("ServiceAccounts.list")(function* (namespaceId: NamespaceId, params: PageParams) {

@@ -9,6 +9,7 @@ import type * as http from "node:http"
 import { Readable } from "node:stream"
 import { digestOf } from "../sessions/bearer.js"
 import { UpstreamError } from "../upstream/codeHost.js"
+import { SessionEnded } from "../upstream/tokenCache.js"
 import { inflated, readLimited, refuse, responseLimited, type Surface } from "./bodies.js"
 import { presentedBearer } from "./credentials.js"
 import { type ExchangeSlots } from "./exchanges.js"
@@ -201,7 +202,8 @@ export const makeHandler = (deps: ListenerDeps) => async (req: http.IncomingMess
     else await proxyApi(deps, req, res, signal, session, route.upstreamPath)
   } catch (error) {
     if (signal.aborted) return
-    if (error instanceof UpstreamError && error.busy === true) refuse(res, surface, 503, "the credential service is busy; try again")
+    if (error instanceof SessionEnded) refuse(res, surface, 401, "the session is closed, expired or unknown")
+    else if (error instanceof UpstreamError && error.busy === true) refuse(res, surface, 503, "the credential service is busy; try again")
     else if (error instanceof UpstreamError && error.timedOut === true) refuse(res, surface, 504, "the code host did not answer in time")
     else refuse(res, surface, 502, "the code host could not be reached")
   } finally {

@@ -6,13 +6,16 @@
 import { profilePermissions } from "@svc/core/drivers/repo"
 import type { RepositoryProfileName } from "@svc/core/config"
 import { CredentialServiceLimits } from "@svc/core/schema"
-import { Clock, Context, Effect, Ref, SynchronizedRef } from "effect"
+import { Clock, Context, Data, Effect, Ref, SynchronizedRef } from "effect"
 import type { CodeHostClient, InstallationToken, UpstreamError } from "./codeHost.js"
+
+/** The session was closed or ended after its exchange was authenticated: no token for it. */
+export class SessionEnded extends Data.TaggedError("SessionEnded")<{}> {}
 
 export interface TokenCache {
   readonly tokenFor: (
     session: { readonly id: string; readonly repositoryId: string; readonly profile: RepositoryProfileName }
-  ) => Effect.Effect<string, UpstreamError>
+  ) => Effect.Effect<string, UpstreamError | SessionEnded>
   /** Revokes what this process holds for the session: how many, and whether every revocation succeeded. */
   readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
   /** Revokes every token this process holds, for every session (shutdown). */
@@ -24,7 +27,13 @@ export class SessionTokens extends Context.Tag("@svc/credential-service/SessionT
 export const makeTokenCache = (
   client: CodeHostClient,
   /** Called with each minted token's expiry before it is used. */
-  onMinted: (sessionId: string, expiresAtMs: number) => Effect.Effect<void>
+  onMinted: (sessionId: string, expiresAtMs: number) => Effect.Effect<void>,
+  /**
+   * Whether the session still has local authority once its token is minted. Asked while the
+   * cache is held, so a close either comes first (the token is revoked here) or waits for the
+   * token to be cached (its `revokeFor` revokes it).
+   */
+  isActive: (sessionId: string) => Effect.Effect<boolean> = () => Effect.succeed(true)
 ) =>
   Effect.gen(function* () {
     const tokens = yield* SynchronizedRef.make(new Map<string, InstallationToken>())
@@ -63,6 +72,13 @@ export const makeTokenCache = (
       )
     }
 
+    /** A token minted for a session closed meanwhile: revoked at once; one that stays live is noted, so cleanup waits for it. */
+    const endedWith = (sessionId: string, minted: InstallationToken) =>
+      client.revoke(minted.token).pipe(
+        Effect.catchAll(() => onMinted(sessionId, minted.expiresAtMs)),
+        Effect.zipRight(Effect.fail(new SessionEnded()))
+      )
+
     const tokenFor: TokenCache["tokenFor"] = (session) =>
       SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* () {
         const cached = map.get(session.id)
@@ -70,6 +86,7 @@ export const makeTokenCache = (
         // Two credential slots per session (SPEC 8): the token being replaced stays for exchanges
         // still using it; anything older is revoked before another is minted.
         return yield* Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile])).pipe(
+          Effect.tap((minted) => Effect.flatMap(isActive(session.id), (active) => active ? Effect.void : endedWith(session.id, minted))),
           Effect.tap((minted) => onMinted(session.id, minted.expiresAtMs)),
           Effect.tap(() =>
             cached === undefined

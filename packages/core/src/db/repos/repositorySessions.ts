@@ -3,7 +3,7 @@
  * so a restart or a second replica continues them. Time is judged by the database clock.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { CredentialServiceLimits } from "../../schema/limits.js"
 
 export const RepositorySessionInsert = Schema.Struct({
@@ -92,6 +92,13 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       Request: Schema.String,
       Result: RepositorySessionRow,
       execute: (digest) => sql`SELECT ${columns(sql)} FROM repository_sessions WHERE bearer_digest = ${digest}`
+    })
+
+    /** Whether the session still has local authority (not closed, disposed or past its deadline). */
+    const isActive = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (id) => sql`SELECT id FROM repository_sessions WHERE id = ${id} AND state = 'active' AND deadline > now()`
     })
 
     /** Sessions that still count against the limit: everything not yet disposed. */
@@ -183,6 +190,7 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       byId: (id: string) => byId(id).pipe(Effect.orDie),
       byAdmission: (admissionId: string) => byAdmission(admissionId).pipe(Effect.orDie),
       byBearer: (digest: string) => byBearer(digest).pipe(Effect.orDie),
+      isActive: (id: string) => isActive(id).pipe(Effect.map(Option.isSome), Effect.orDie),
       countUndisposed: countUndisposed(undefined).pipe(Effect.map((r) => r.n), Effect.orDie),
       close: (id: string) => close(id).pipe(Effect.orDie),
       settleTokens: (id: string) => settleTokens(id).pipe(Effect.orDie),

@@ -105,12 +105,16 @@ export class ServiceAccountsRepo extends Effect.Service<ServiceAccountsRepo>()("
       `
     })
 
-    const link = SqlSchema.single({
+    /**
+     * Links a `creating` row to its upstream account; none when a concurrent DELETE has marked
+     * it `deleting` or removed it (a `deleting` row must never become `ready` again).
+     */
+    const link = SqlSchema.findOne({
       Request: Linked,
       Result: ServiceAccountRow,
       execute: (req) => sql`
         UPDATE service_accounts a SET upstream_account_id = ${req.upstream_account_id}, state = 'ready', updated_at = now()
-        WHERE a.id = ${req.id} RETURNING ${columns}
+        WHERE a.id = ${req.id} AND a.state = 'creating' RETURNING ${columns}
       `
     })
 
