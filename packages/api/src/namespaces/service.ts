@@ -99,10 +99,15 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
     })
 
     /** Queues the teardown and audits who asked for it, in the caller's transaction. */
-    const enqueueTeardown = (namespaceId: NamespaceId, actorPrincipalId: string, kind: "namespace.deleted" | "namespace.deletion-retried") =>
+    const enqueueTeardown = (
+      namespaceId: NamespaceId,
+      actorPrincipalId: string,
+      kind: "namespace.deleted" | "namespace.deletion-retried"
+    ) =>
       Effect.gen(function* () {
         // The initiator rides with the work: the worker attributes a failed teardown to it (SPEC 6).
-        yield* outbox.enqueue({ kind: NAMESPACE_TEARDOWN, key: namespaceId, payload: { namespaceId, initiatorPrincipalId: actorPrincipalId } }).pipe(
+        const payload = { namespaceId, initiatorPrincipalId: actorPrincipalId }
+        yield* outbox.enqueue({ kind: NAMESPACE_TEARDOWN, key: namespaceId, payload }).pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
           Effect.orDie
         )
