@@ -20,22 +20,9 @@ import { RoleId } from "@svc/core/schema"
 import { BuiltinRoles } from "@svc/core/iam"
 import { setUpDeployableAgent } from "./support/deployableAgent.js"
 import { apiTestLayer, bindViewerOn, expectData, expectError, seedAdmin, seedNamespace, send, withKey } from "./support/iamServer.js"
+import { attemptContext as attemptFor } from "./support/workAttempt.js"
 
-/** The context the engine hands a handler for its `attempt`-th attempt. */
-const attemptContext = (key: string, attempt: number) => {
-  const now = new Date()
-  return {
-    id: "00000000-0000-4000-8000-000000000000",
-    kind: "agent.teardown",
-    key,
-    attempt,
-    scheduledAt: now,
-    claimedAt: now,
-    deadlineAt: new Date(now.getTime() + 60_000),
-    createdAt: now,
-    workerId: "teardown-audit-test"
-  }
-}
+const attemptContext = (key: string, attempt: number) => attemptFor("agent.teardown", key, attempt)
 
 describe("Agent deletion", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {

@@ -154,6 +154,12 @@ describe("IAM AccessBindings", () => {
         const bind = (roleId: string, resource: unknown) =>
           send(baseUrl, "POST", path, delegate.headers, { principalId: target.principalId, roleId, resource })
         expectError(yield* bind(BuiltinRoles.namespaceAdmin.id, { kind: "namespace", id: ns }), 403, "FORBIDDEN")
+        // The refused grant is an authorization denial, audited though its transaction rolled back (SPEC 6).
+        const denials = (yield* auditKinds(ns)).filter((row) => row.kind === "authorization.denied")
+        expect(denials.map((row) => [row.actor_principal_id, row.details])).toEqual([[
+          delegate.principalId,
+          { permission: "iam_access_binding:create", roleId: BuiltinRoles.namespaceAdmin.id, reason: "grant-not-held" }
+        ]])
         expectError(yield* bind(binder, { kind: "agent", id: AgentId.make() }), 404, "NOT_FOUND")
         // Its own Role, on the Namespace: it holds every permission of it.
         expectData(yield* bind(binder, { kind: "namespace", id: ns }), 201)

@@ -129,6 +129,36 @@ describe("Namespaces", () => {
         expect((yield* auditKinds(created.id)).map((row) => row.kind)).toEqual(["namespace.created"])
       }))
 
+    it.effect("a DELETE after the teardown gave up retries it (an event of its own); the Namespace is then removed", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("ns-retry@example.com")
+        const created = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "retry" }), 201)
+        // As after a permanent driver failure or a deadline: `deleting`, its only teardown failed.
+        yield* sql`UPDATE namespaces SET status = 'deleting' WHERE id = ${created.id}`
+        yield* sql`
+          INSERT INTO work_items (id, kind, key, payload, state, deadline_at, finished_at,
+            last_attempt_at, last_attempt_code, last_attempt_message)
+          VALUES (gen_random_uuid(), 'namespace.teardown', ${created.id}, ${JSON.stringify({ namespaceId: created.id })}::jsonb,
+            'failed', now(), now(), now(), 'DEADLINE_EXCEEDED', 'The work ran out of time.')
+        `
+        const retried = expectData(yield* send(baseUrl, "DELETE", `/namespaces/${created.id}`, admin.headers), 202)
+        expect(retried).toMatchObject({ id: created.id, status: "deleting" })
+        const teardowns = yield* sql<{ state: string }>`
+          SELECT state FROM work_items WHERE kind = 'namespace.teardown' AND key = ${created.id} ORDER BY created_at
+        `
+        // The failed one stays; the new one is queued, or already run by the worker.
+        expect(teardowns).toHaveLength(2)
+        expect(teardowns[0]!.state).toBe("failed")
+        expect((yield* auditKinds(created.id)).map((row) => [row.kind, row.actor_principal_id])).toEqual([
+          ["namespace.created", admin.principalId],
+          ["namespace.deletion-retried", admin.principalId]
+        ])
+        const gone = yield* until(send(baseUrl, "GET", `/namespaces/${created.id}`, admin.headers), (r) => r.status === 404)
+        expectError(gone, 404, "NOT_FOUND")
+      }))
+
     it.effect("error paths: duplicate name, existingNamespace on local, invalid body, not empty, not found, forbidden", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

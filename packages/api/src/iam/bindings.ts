@@ -141,7 +141,18 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
               : Effect.die(error),
           ParseError: Effect.die,
           NoSuchElementException: Effect.die
-        })
+        }),
+        // SPEC 6: a refused grant is an authorization denial like any other; it is recorded after
+        // the rollback, so it outlives the transaction that refused it.
+        Effect.tapErrorTag("Forbidden", () =>
+          audit.record({
+            kind: "authorization.denied",
+            outcome: "denied",
+            actorPrincipalId: caller.principalId,
+            namespaceId,
+            resource: { kind: target.kind, id: payload.resource.id },
+            details: { permission: "iam_access_binding:create", roleId: payload.roleId, reason: "grant-not-held" }
+          }).pipe(Effect.orDie))
       )
     })
 

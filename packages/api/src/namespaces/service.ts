@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import type { Namespace, PageParams } from "@svc/core/api"
 import { AuditLog } from "@svc/core/audit"
 import { InstallationConfiguration } from "@svc/core/config"
-import { type NamespaceRow, NamespacesRepo } from "@svc/core/db"
+import { type NamespaceRow, NamespacesRepo, WorkItemsRepo } from "@svc/core/db"
 import { supportsExistingNamespace } from "@svc/core/drivers/compute"
 import { NamespaceNotEmpty, NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller, Installation, visibleTo } from "@svc/core/iam"
@@ -35,6 +35,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
     const sql = yield* SqlClient.SqlClient
     const repo = yield* NamespacesRepo
     const outbox = yield* WorkOutbox
+    const work = yield* WorkItemsRepo
     const installation = yield* InstallationConfiguration
     const audit = yield* AuditLog
     const { authorize } = yield* Authorization
@@ -97,6 +98,28 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toNamespace(r)) })
     })
 
+    /** Queues the teardown and audits who asked for it, in the caller's transaction. */
+    const enqueueTeardown = (
+      namespaceId: NamespaceId,
+      actorPrincipalId: string,
+      kind: "namespace.deleted" | "namespace.deletion-retried"
+    ) =>
+      Effect.gen(function* () {
+        // The initiator rides with the work: the worker attributes a failed teardown to it (SPEC 6).
+        const payload = { namespaceId, initiatorPrincipalId: actorPrincipalId }
+        yield* outbox.enqueue({ kind: NAMESPACE_TEARDOWN, key: namespaceId, payload }).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        )
+        yield* audit.record({
+          kind,
+          outcome: "success",
+          actorPrincipalId,
+          namespaceId,
+          resource: { kind: "namespace", id: namespaceId }
+        }).pipe(Effect.orDie)
+      })
+
     const remove = Effect.fn("Namespaces.delete")(function* (namespaceId: NamespaceId) {
       const caller = yield* CurrentCaller
       yield* authorize("namespace:delete", namespaceRef(namespaceId))
@@ -104,23 +127,20 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
         // The row lock orders this against the reconcilers (which hold it across the driver call).
         const row = yield* repo.lockLive(namespaceId)
         if (Option.isNone(row)) return yield* notFound()
-        // Already being deleted: a repeat changes nothing.
-        if (row.value.status === "deleting") return toNamespace(row.value)
+        if (row.value.status === "deleting") {
+          // SPEC 3: a repeat while the teardown runs changes nothing. One that gave up (permanent
+          // failure or past its deadline) would leave the Namespace `deleting` for good: a
+          // repeat then retries it, with an event of its own (SPEC 6, deletion retries).
+          const teardown = yield* work.status(NAMESPACE_TEARDOWN, namespaceId)
+          if (teardown.item === undefined || teardown.status !== "failed") return toNamespace(row.value)
+          yield* enqueueTeardown(namespaceId, caller.principalId, "namespace.deletion-retried")
+          return toNamespace(row.value)
+        }
         if (yield* repo.holdsResources(namespaceId)) {
           return yield* new NamespaceNotEmpty({ message: "The Namespace still holds resources; delete them first." })
         }
         const updated = yield* repo.markDeleting(namespaceId)
-        yield* outbox.enqueue({ kind: NAMESPACE_TEARDOWN, key: namespaceId, payload: { namespaceId } }).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.orDie
-        )
-        yield* audit.record({
-          kind: "namespace.deleted",
-          outcome: "success",
-          actorPrincipalId: caller.principalId,
-          namespaceId,
-          resource: { kind: "namespace", id: namespaceId }
-        }).pipe(Effect.orDie)
+        yield* enqueueTeardown(namespaceId, caller.principalId, "namespace.deleted")
         return toNamespace(updated)
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -128,5 +148,5 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
 
     return { create, list, get, delete: remove }
   }),
-  dependencies: [NamespacesRepo.Default, AuditLog.Default, Authorization.Default, GatedPages.Default]
+  dependencies: [NamespacesRepo.Default, WorkItemsRepo.Default, AuditLog.Default, Authorization.Default, GatedPages.Default]
 }) {}

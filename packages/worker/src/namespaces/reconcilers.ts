@@ -10,6 +10,7 @@
  * already converged, or the status already moved on.
  */
 import { SqlClient } from "@effect/sql"
+import { recordAudit } from "@svc/core/audit"
 import { type NamespaceWriteRow, NamespacesRepo } from "@svc/core/db"
 import { ComputeDriver, type ComputeError } from "@svc/core/drivers/compute"
 import { NamespaceId } from "@svc/core/schema"
@@ -17,8 +18,15 @@ import { NAMESPACE_PROVISION, NAMESPACE_TEARDOWN } from "@svc/core/tenancy"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
+import type { HandlerContext } from "../engine/handlers.js"
 
 export const NamespaceWorkPayload = Schema.Struct({ namespaceId: NamespaceId })
+
+/** A teardown also names who asked for it (absent on items queued before it did). */
+export const NamespaceTeardownPayload = Schema.Struct({
+  namespaceId: NamespaceId,
+  initiatorPrincipalId: Schema.optional(Schema.String)
+})
 
 export const NamespaceWorkCodes = {
   DEPENDENCY_UNAVAILABLE: "DEPENDENCY_UNAVAILABLE",
@@ -85,8 +93,34 @@ export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (n
   if (outcome !== undefined) return yield* outcome.failure
 })
 
+/**
+ * SPEC 6: a failed teardown is audited, attributed to whoever asked for the deletion, so the
+ * record stays beside the retry's event; once per teardown item (its first failed attempt) and
+ * for a permanent failure, not for every backoff retry.
+ */
+const auditTeardownFailure = (payload: typeof NamespaceTeardownPayload.Type, failure: WorkFailure, attempt: number) =>
+  attempt === 1 || failure.permanent === true
+    ? recordAudit({
+      kind: "namespace.deletion-failed",
+      outcome: "failure",
+      actorPrincipalId: payload.initiatorPrincipalId ?? null,
+      namespaceId: payload.namespaceId,
+      resource: { kind: "namespace", id: payload.namespaceId },
+      details: { code: failure.code, attempt, permanent: failure.permanent === true }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning("namespace teardown failure could not be audited", { cause: String(error) })))
+    : Effect.void
+
 /** `namespace.teardown`: `deleting` → driver → the Namespace's own policy removed → `deleted` (the tombstone). */
-export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (namespaceId: NamespaceId) {
+export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (
+  payload: typeof NamespaceTeardownPayload.Type,
+  context?: HandlerContext
+) {
+  yield* removeNamespace(payload.namespaceId).pipe(
+    Effect.tapError((failure) => auditTeardownFailure(payload, failure, context?.attempt ?? 1))
+  )
+})
+
+const removeNamespace = (namespaceId: NamespaceId) => Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const namespaces = yield* NamespacesRepo
   const driver = yield* ComputeDriver
@@ -109,5 +143,5 @@ export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (nam
  */
 export const NamespaceReconcilersLive = Layer.mergeAll(
   WorkHandler.layer(NAMESPACE_PROVISION, NamespaceWorkPayload, ({ namespaceId }) => provisionNamespace(namespaceId)),
-  WorkHandler.layer(NAMESPACE_TEARDOWN, NamespaceWorkPayload, ({ namespaceId }) => teardownNamespace(namespaceId))
+  WorkHandler.layer(NAMESPACE_TEARDOWN, NamespaceTeardownPayload, (payload, context) => teardownNamespace(payload, context))
 )
