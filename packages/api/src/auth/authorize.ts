@@ -68,7 +68,7 @@ export const authorize = (
 /**
  * The exact-resource decision for the Agent's own principal, whose grants a deployment also
  * needs (SPEC 2.5, 4.4). A denial is 403 naming that principal (the operator's to grant, never a
- * deployment that fails later) and is audited like any denial (SPEC 6): attributed to the caller
+ * deployment that fails later) and is audited as every denial is (SPEC 6): attributed to the caller
  * whose request it refuses, the principal that lacks the grant in its details.
  */
 export const authorizeAgentPrincipal = (
