@@ -280,7 +280,7 @@ describe("Agents", () => {
           SELECT actor_principal_id AS actor, resource_kind AS kind, resource_id AS id, details FROM audit_events
           WHERE kind = 'authorization.denied' AND namespace_id = ${f.ns} ORDER BY audit_events.id`
         const denial = { actor: f.admin.principalId, kind: "secret", details: { permission: "secret:operate", reason: "no-grant", principalId: agent.servicePrincipalId } }
-        expect(denials).toEqual([{ ...denial, id: expect.any(String) }, { ...denial, id: bound.id }])
+        expect(denials).toEqual([{ ...denial, id: expect.stringMatching(/^sec_/) }, { ...denial, id: bound.id }])
 
         const revision = expectData(yield* call(f, "POST", deploy), 202)
         expect(revision).toEqual({
