@@ -275,6 +275,12 @@ describe("Agents", () => {
         expectError(yield* call(f, "POST", deploy), 403, "FORBIDDEN")
         yield* grantSecretToAgent(f, agent.servicePrincipalId, bound.id)
         expect(yield* sql`SELECT 1 FROM agent_revisions WHERE agent_id = ${agent.id}`).toHaveLength(0)
+        // SPEC 6: each refusal is an audited denial, the caller's, naming the Agent principal.
+        const denials = yield* sql<{ actor: string; kind: string; id: string; details: unknown }>`
+          SELECT actor_principal_id AS actor, resource_kind AS kind, resource_id AS id, details FROM audit_events
+          WHERE kind = 'authorization.denied' AND namespace_id = ${f.ns} ORDER BY audit_events.id`
+        const denial = { actor: f.admin.principalId, kind: "secret", details: { permission: "secret:operate", reason: "no-grant", principalId: agent.servicePrincipalId } }
+        expect(denials).toEqual([{ ...denial, id: expect.stringMatching(/^sec_/) }, { ...denial, id: bound.id }])
 
         const revision = expectData(yield* call(f, "POST", deploy), 202)
         expect(revision).toEqual({

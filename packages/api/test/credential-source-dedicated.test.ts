@@ -57,6 +57,13 @@ describe("harnessAuth credential_source where dedicated execution is offered", (
           `The Agent's service principal ${agent.servicePrincipalId} lacks credential_source:operate on ${source.id}.`
         )
         const sql = yield* SqlClient.SqlClient
+        // SPEC 6: an audited denial, the caller's, naming the Agent principal that lacks the grant.
+        expect(yield* sql`
+          SELECT resource_kind, resource_id, details FROM audit_events WHERE kind = 'authorization.denied' AND namespace_id = ${ns}`).toEqual([{
+          resource_kind: "credential_source",
+          resource_id: source.id,
+          details: { permission: "credential_source:operate", reason: "no-grant", principalId: agent.servicePrincipalId }
+        }])
         const role = RoleId.make()
         yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, 'source-operator', ARRAY['credential_source:operate'])`
         yield* bindRole(agent.servicePrincipalId, role, { kind: "credential_source", id: source.id, namespaceId: ns })

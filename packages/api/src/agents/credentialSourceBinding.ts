@@ -6,18 +6,18 @@
  * exact `operate` on the source (no Secret permission: the gateway holds the value); and while a
  * Credential Gateway is selected, bindings that would hand the Agent a key itself are refused.
  */
-import { SqlClient } from "@effect/sql"
 import type { HarnessAuth } from "@svc/core/api"
 import type { InstallationConfig } from "@svc/core/config"
 import type { CredentialSourcesRepo } from "@svc/core/db"
-import { Forbidden, NotFound, ResourceConflict } from "@svc/core/errors"
-import { type CurrentCaller, decide, type Permission, type ResourceRef } from "@svc/core/iam"
+import { NotFound, ResourceConflict } from "@svc/core/errors"
+import type { CurrentCaller, Permission, ResourceRef } from "@svc/core/iam"
 import type { CredentialSourceId, NamespaceId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
-import type { AuthorizationError } from "../auth/authorize.js"
+import type { AuthorizationError, Authorization } from "../auth/authorize.js"
 import { credentialSourceRef } from "../credentialSources/policy.js"
 
 type Authorize = (required: Permission, resource: ResourceRef) => Effect.Effect<void, AuthorizationError, CurrentCaller>
+type AuthorizeAgentPrincipal = Authorization["authorizeAgentPrincipal"]
 
 export const credentialSourceBinding = (authorize: Authorize, repo: CredentialSourcesRepo) =>
   (namespaceId: string, sourceId: CredentialSourceId) =>
@@ -33,7 +33,7 @@ export const credentialSourceBinding = (authorize: Authorize, repo: CredentialSo
 /** The methods that deliver a key to the Agent: refused at deployment behind a Credential Gateway. */
 const keyDelivering: ReadonlySet<string> = new Set(["api_key", "direct_token", "provider_service_account"])
 
-export const harnessAtDeploy = (installation: InstallationConfig, sql: SqlClient.SqlClient) =>
+export const harnessAtDeploy = (installation: InstallationConfig, authorizeAgentPrincipal: AuthorizeAgentPrincipal) =>
   (namespaceId: NamespaceId, principalId: string, auth: HarnessAuth | null) =>
     Effect.gen(function* () {
       if (auth === null) return
@@ -43,11 +43,5 @@ export const harnessAtDeploy = (installation: InstallationConfig, sql: SqlClient
         })
       }
       if (auth.method !== "credential_source") return
-      const decision = yield* decide({ principalId, namespaceId }, "credential_source:operate", credentialSourceRef(namespaceId, auth.sourceId)).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.orDie
-      )
-      if (decision._tag !== "Allowed") {
-        return yield* new Forbidden({ message: `The Agent's service principal ${principalId} lacks credential_source:operate on ${auth.sourceId}.` })
-      }
+      yield* authorizeAgentPrincipal(principalId, "credential_source:operate", credentialSourceRef(namespaceId, auth.sourceId))
     })

@@ -11,8 +11,8 @@ import { AuditLog } from "@svc/core/audit"
 import { InstallationConfiguration } from "@svc/core/config"
 import { CATALOG_VERSION } from "@svc/core/drivers/plugin"
 import { type AgentRow, AgentsRepo, NamespacesRepo, RevisionsRepo, type RevisionSnapshot, WorkItemsRepo } from "@svc/core/db"
-import { AgentDeleting, Forbidden, NamespaceNotReady, NotFound } from "@svc/core/errors"
-import { CurrentCaller, decide } from "@svc/core/iam"
+import { AgentDeleting, NamespaceNotReady, NotFound } from "@svc/core/errors"
+import { CurrentCaller } from "@svc/core/iam"
 import { ConfigurationId, type NamespaceId, RevisionId } from "@svc/core/schema"
 import { AGENT_DEPLOY, deliveredSecrets } from "@svc/core/tenancy"
 import { Effect, Option, Schema } from "effect"
@@ -65,11 +65,11 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
     const namespaces = yield* NamespacesRepo
     const work = yield* WorkItemsRepo
     const audit = yield* AuditLog
-    const { authorize } = yield* Authorization
+    const { authorize, authorizeAgentPrincipal } = yield* Authorization
     const admission = yield* AgentAdmission
     const serviceAccounts = yield* ServiceAccountBinding
     const installation = yield* InstallationConfiguration
-    const admitHarnessAtDeploy = harnessAtDeploy(installation, sql)
+    const admitHarnessAtDeploy = harnessAtDeploy(installation, authorizeAgentPrincipal)
 
     /** FOR KEY SHARE: the Secrets cannot be deleted before the revision that pins them commits. */
     const existingSecrets = SqlSchema.findAll({
@@ -91,13 +91,7 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
         for (const secretId of secretIds) {
           const ref = secretRef(namespaceId, secretId)
           yield* authorize("secret:operate", ref)
-          const decision = yield* decide({ principalId, namespaceId }, "secret:operate", ref).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql),
-            Effect.orDie
-          )
-          if (decision._tag !== "Allowed") {
-            return yield* new Forbidden({ message: `The Agent's service principal ${principalId} lacks secret:operate on ${secretId}.` })
-          }
+          yield* authorizeAgentPrincipal(principalId, "secret:operate", ref)
         }
         if (secretIds.length === 0) return
         const found = new Set((yield* existingSecrets({ namespaceId, ids: secretIds }).pipe(Effect.orDie)).map((row) => row.id))

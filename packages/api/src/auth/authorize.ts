@@ -15,6 +15,13 @@ const outsideTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Eff
   Effect.mapInputContext(effect, (context: Context.Context<R>) =>
     Context.omit(SqlClient.TransactionConnection)(context) as Context.Context<R>)
 
+/** Policy that cannot be read fails closed (SPEC 5.9). */
+const unavailable = (error: unknown) =>
+  Effect.zipRight(
+    Effect.logWarning("authorization could not reach the database", error),
+    Effect.fail(new DependencyUnavailable({ message: "Authorization is unavailable; retry later." }))
+  )
+
 const readPermissionOf = (resource: ResourceRef): Permission => permission(resource.kind, "read")
 
 /**
@@ -54,22 +61,51 @@ export const authorize = (
       ? new NotFound({ message: "The resource does not exist." })
       : new Forbidden({ message: `The caller lacks ${required} on this resource.` }))
   }).pipe(
-    Effect.catchTag("SqlError", (error) =>
-      Effect.zipRight(
-        Effect.logWarning("authorization could not reach the database", error),
-        Effect.fail(new DependencyUnavailable({ message: "Authorization is unavailable; retry later." }))
-      )
-    ),
+    Effect.catchTag("SqlError", unavailable),
     Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind }, captureStackTrace: false })
   )
 
 /**
- * `authorize` as a service: the SqlClient is taken once, so a feature service's methods need
+ * The exact-resource decision for the Agent's own principal, whose grants a deployment also
+ * needs (SPEC 2.5, 4.4). A denial is 403 naming that principal (the operator's to grant, never a
+ * deployment that fails later) and is audited as every denial is (SPEC 6): attributed to the caller
+ * whose request it refuses, the principal that lacks the grant in its details.
+ */
+export const authorizeAgentPrincipal = (
+  principalId: string,
+  required: Permission,
+  resource: Extract<ResourceRef, { readonly namespaceId: string }>
+): Effect.Effect<void, Forbidden | DependencyUnavailable, CurrentCaller | SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const caller = yield* CurrentCaller
+    const decision = yield* decide({ principalId, namespaceId: resource.namespaceId }, required, resource)
+    if (decision._tag === "Allowed") return
+    yield* outsideTransaction(recordAudit({
+      kind: "authorization.denied",
+      outcome: "denied",
+      actorPrincipalId: caller.principalId,
+      namespaceId: resource.namespaceId,
+      resource: { kind: resource.kind, id: resource.id },
+      details: { permission: required, reason: decision.reason, principalId }
+    }))
+    return yield* new Forbidden({ message: `The Agent's service principal ${principalId} lacks ${required} on ${resource.id}.` })
+  }).pipe(
+    Effect.catchTag("SqlError", unavailable)
+  )
+
+/**
+ * `authorize` (and `authorizeAgentPrincipal`) as a service: the SqlClient is taken once, so a feature service's methods need
  * only the `CurrentCaller`.
  */
 export class Authorization extends Effect.Service<Authorization>()("@svc/api/Authorization", {
   effect: Effect.map(SqlClient.SqlClient, (sql) => ({
     authorize: (required: Permission, resource: ResourceRef): Effect.Effect<void, AuthorizationError, CurrentCaller> =>
-      authorize(required, resource).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      authorize(required, resource).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
+    authorizeAgentPrincipal: (
+      principalId: string,
+      required: Permission,
+      resource: Extract<ResourceRef, { readonly namespaceId: string }>
+    ): Effect.Effect<void, Forbidden | DependencyUnavailable, CurrentCaller> =>
+      authorizeAgentPrincipal(principalId, required, resource).pipe(Effect.provideService(SqlClient.SqlClient, sql))
   }))
 }) {}
