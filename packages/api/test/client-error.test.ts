@@ -1,8 +1,8 @@
 /**
  * Requests node's HTTP parser refuses before any handler runs (a malformed header line, a
- * request head over 16 KiB), and those it hands to no handler (CONNECT, an unmet `Expect`), are
- * answered in the SPEC 2.1 envelope by the API server, with a request id in `meta` and
- * `x-request-id`. Raw TCP, since no HTTP client sends such requests.
+ * request head over 16 KiB, an HTTP/1.1 request without Host), and those it hands to no handler
+ * (CONNECT, an unmet `Expect`), are answered in the SPEC 2.1 envelope by the API server, with a
+ * request id in `meta` and `x-request-id`. Raw TCP, since no HTTP client sends such requests.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpServer } from "@effect/platform"
@@ -106,6 +106,22 @@ describe("requests node refuses before routing", () => {
           yield* exchange(baseUrl, `POST /namespaces HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
           "HTTP/1.1 417 Expectation Failed"
         )
+      }))
+
+    it.effect("an HTTP/1.1 request without Host is 400 in the envelope, before authentication; HTTP/1.0 needs none", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        for (const target of ["/healthz", "/namespaces"]) {
+          const response = parse(yield* exchange(baseUrl, `GET ${target} HTTP/1.1\r\nConnection: close\r\n\r\n`))
+          expect(response.statusLine).toBe("HTTP/1.1 400 Bad Request")
+          expect(response.headers["x-request-id"]).toMatch(REQUEST_ID)
+          expect(response.body).toEqual({
+            error: { code: "INVALID_REQUEST", message: expect.any(String), details: [{ code: "REQUIRED", path: "/headers/host" }] },
+            meta: { requestId: response.headers["x-request-id"] }
+          })
+        }
+        const old = parse(yield* exchange(baseUrl, "GET /healthz HTTP/1.0\r\n\r\n"))
+        expect(old.statusLine).toBe("HTTP/1.1 200 OK")
       }))
 
     it.effect("a well-formed request on the same server is answered as usual", () =>
