@@ -1,6 +1,7 @@
 /**
  * Requests node's HTTP parser refuses before any handler runs (a malformed header line, a
- * request head over 16 KiB) are answered in the SPEC 2.1 envelope by the API server, with a
+ * request head over 16 KiB, an HTTP/1.1 request without Host), and those it hands to no handler
+ * (CONNECT, an unmet `Expect`), are answered in the SPEC 2.1 envelope by the API server, with a
  * request id in `meta` and `x-request-id`. Raw TCP, since no HTTP client sends such requests.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -56,13 +57,13 @@ const parse = (raw: string) => {
   return { statusLine, headers, body: JSON.parse(rest.join("\r\n\r\n")) as unknown }
 }
 
-const expectEnvelope = (raw: string, statusLine: string) => {
+const expectEnvelope = (raw: string, statusLine: string, code = "INVALID_REQUEST") => {
   const response = parse(raw)
   expect(response.statusLine).toBe(statusLine)
   expect(response.headers["content-type"]).toBe("application/json")
   expect(response.headers["x-request-id"]).toMatch(REQUEST_ID)
   expect(response.body).toEqual({
-    error: { code: "INVALID_REQUEST", message: expect.any(String) },
+    error: { code, message: expect.any(String) },
     meta: { requestId: response.headers["x-request-id"] }
   })
 }
@@ -87,6 +88,40 @@ describe("requests node refuses before routing", () => {
           yield* exchange(baseUrl, `GET /healthz?${"q".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
           "HTTP/1.1 431 Request Header Fields Too Large"
         )
+      }))
+
+    it.effect("CONNECT, which node hands to no handler, is 501 NOT_IMPLEMENTED in the envelope, not a closed socket", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        expectEnvelope(yield* exchange(baseUrl, "CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n"), "HTTP/1.1 501 Not Implemented", "NOT_IMPLEMENTED")
+        expectEnvelope(yield* exchange(baseUrl, "CONNECT /healthz HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 501 Not Implemented", "NOT_IMPLEMENTED")
+      }))
+
+    it.effect("an Expect other than 100-continue is 417 in the envelope, not node's bare 417", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        expectEnvelope(yield* exchange(baseUrl, "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n"), "HTTP/1.1 417 Expectation Failed")
+        const body = JSON.stringify({ name: "x" })
+        expectEnvelope(
+          yield* exchange(baseUrl, `POST /namespaces HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+          "HTTP/1.1 417 Expectation Failed"
+        )
+      }))
+
+    it.effect("an HTTP/1.1 request without Host is 400 in the envelope, before authentication; HTTP/1.0 needs none", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        for (const target of ["/healthz", "/namespaces"]) {
+          const response = parse(yield* exchange(baseUrl, `GET ${target} HTTP/1.1\r\nConnection: close\r\n\r\n`))
+          expect(response.statusLine).toBe("HTTP/1.1 400 Bad Request")
+          expect(response.headers["x-request-id"]).toMatch(REQUEST_ID)
+          expect(response.body).toEqual({
+            error: { code: "INVALID_REQUEST", message: expect.any(String), details: [{ code: "REQUIRED", path: "/headers/host" }] },
+            meta: { requestId: response.headers["x-request-id"] }
+          })
+        }
+        const old = parse(yield* exchange(baseUrl, "GET /healthz HTTP/1.0\r\n\r\n"))
+        expect(old.statusLine).toBe("HTTP/1.1 200 OK")
       }))
 
     it.effect("a well-formed request on the same server is answered as usual", () =>

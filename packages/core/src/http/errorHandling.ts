@@ -48,10 +48,26 @@ const routeMiss = (routes: RouteTable) =>
     return yield* new MethodNotAllowed({ message: `Method ${request.method} is not allowed here; use ${allow}.` })
   })
 
-/** Malformed or NUL-carrying path and query parameters, before routing (requestTarget.ts). */
+/**
+ * An HTTP/1.1 request without `Host` (RFC 9112 3.2: 400). Node's own check answered it with a
+ * bare 400, so the server leaves it to us (`requireHostHeader: false`, clientError.ts).
+ */
+const lacksHost = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const source: unknown = request.source
+  const version = typeof source === "object" && source !== null && "httpVersion" in source ? source.httpVersion : undefined
+  return version === "1.1" && request.headers["host"] === undefined
+}
+
+/** A missing Host, then malformed or NUL-carrying path and query parameters, before routing (requestTarget.ts). */
 const checkTarget = (routes: RouteTable) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    if (lacksHost(request)) {
+      return yield* new InvalidRequest({
+        message: "An HTTP/1.1 request must carry a Host header.",
+        details: [{ code: "REQUIRED", path: "/headers/host" }]
+      })
+    }
     if (routes.unserved(request.method, request.url)) {
       return yield* new NotFound({ message: NO_RESOURCE })
     }
@@ -70,8 +86,8 @@ export type FrameworkError = NotFound | MethodNotAllowed | InvalidRequest | Depe
 /**
  * The API-level middleware: turns what the framework raises into our declared errors, so that
  * HttpApi encodes them in the SPEC 7.1 envelope with the right status.
- * - path and query parameters that cannot be read (malformed escapes, NUL): 400 INVALID_REQUEST,
- *   checked before routing;
+ * - an HTTP/1.1 request without `Host`, and path and query parameters that cannot be read
+ *   (malformed escapes, NUL): 400 INVALID_REQUEST, checked before routing;
  * - routing misses: 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED;
  * - request decoding failures: 400 INVALID_REQUEST with `details`;
  * - a lost database anywhere: 503 DEPENDENCY_UNAVAILABLE;
