@@ -11,7 +11,7 @@ import { DependencyUnavailable, Forbidden, NotFound, ResourceConflict, Unauthent
 import { type Caller, CurrentCaller, permission } from "@svc/core/iam"
 import { AgentsRepo } from "@svc/core/db"
 import { AgentId } from "@svc/core/schema"
-import { Context, Duration, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { type AuthorizationError, authorize } from "../auth/authorize.js"
 import { resolveSession } from "../auth/credentials.js"
 import { readSessionCookie } from "../auth/sessionCookie.js"
@@ -102,51 +102,3 @@ export const admitNativeAdmin = (
     Effect.catchTag("SqlError", unavailable("Authentication is unavailable; retry later.")),
     Effect.withSpan("NativeAdmin.admit")
   )
-
-/**
- * How often an open Control UI WebSocket checks that its session and grant still hold. A socket
- * lives for as long as the browser keeps it, so it is held to the same rule as a request (SPEC
- * 5.1: current policy on every decision): sign-out, a disabled or revoked account, the session's
- * expiry or a removed `agent:administer` close it within one period.
- */
-export class NativeAdminRecheck extends Context.Reference<NativeAdminRecheck>()(
-  "@svc/api/NativeAdminRecheck",
-  { defaultValue: (): Duration.Duration => Duration.seconds(10) }
-) {}
-
-/**
- * Whether an admitted WebSocket may stay open: its session (read again from storage) and exact
- * Agent `administer`. Any failure, a database one included, means no: a socket that cannot be
- * checked is not kept.
- */
-export const stillAdmitted = (
-  request: HttpServerRequest.HttpServerRequest,
-  admitted: Admitted
-): Effect.Effect<boolean, never, SqlClient.SqlClient | AuthSettings> =>
-  Effect.gen(function* () {
-    const caller = yield* authenticateSharedSession(request)
-    yield* authorize(permission("agent", "administer"), agentRef(admitted.namespaceId, admitted.agentId)).pipe(
-      Effect.provideService(CurrentCaller, caller)
-    )
-  }).pipe(
-    Effect.as(true),
-    Effect.catchAll(() => Effect.succeed(false)),
-    Effect.catchAllDefect(() => Effect.succeed(false)),
-    Effect.withSpan("NativeAdmin.recheck")
-  )
-
-/** Completes when the socket's session or grant lapses; checked every `NativeAdminRecheck`. */
-export const admissionLapsed = (request: HttpServerRequest.HttpServerRequest, admitted: Admitted) =>
-  Effect.gen(function* () {
-    const every = yield* NativeAdminRecheck
-    for (;;) {
-      yield* Effect.sleep(every)
-      if (!(yield* stillAdmitted(request, admitted))) {
-        yield* Effect.logInfo("native admin: the session or grant lapsed; the WebSocket is closed", {
-          agentId: admitted.agentId,
-          principalId: admitted.caller.principalId
-        })
-        return
-      }
-    }
-  })

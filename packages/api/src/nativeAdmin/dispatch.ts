@@ -12,7 +12,7 @@ import { NATIVE_ADMIN_ROUTE, ROUTE_ATTRIBUTE } from "@svc/core/observability"
 import { CurrentRequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import type { AuthSettings } from "../auth/settings.js"
-import { admissionLapsed, admitNativeAdmin } from "./admit.js"
+import { admitNativeAdmin } from "./admit.js"
 import { relay } from "./forward.js"
 import { recordAudit } from "@svc/core/audit"
 import { refusal } from "../dispatchRefusal.js"
@@ -40,16 +40,7 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
         Effect.logWarning("native admin: the session-opened audit failed", error)))
     }
     const requestId = yield* CurrentRequestId
-    // A WebSocket is held only while its session and grant hold: when they lapse, the relay is
-    // interrupted, which ends both sockets.
-    const relayed = yield* upgrade
-      ? Effect.raceFirst(
-        // The handler runs where interruption is masked: both sides are made interruptible, so
-        // that the loser ends (a relay left running, or a check loop left behind a closed socket).
-        Effect.interruptible(relay(request, admitted.endpoint, requestId, upgrade)),
-        Effect.interruptible(Effect.as(admissionLapsed(request, admitted), { status: 101 }))
-      )
-      : relay(request, admitted.endpoint, requestId, upgrade)
+    const relayed = yield* relay(request, admitted.endpoint, requestId, upgrade)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
   }).pipe(Effect.catchAll(refusal), Effect.withSpan("NativeAdmin.serve"))

@@ -1,5 +1,5 @@
 /** The native admin UI proxy for Agent hosts (SPEC 4.4 rule 2, 5.8): docs/decisions/native-admin.md. */
-export { type AdmissionError, admitNativeAdmin, type Admitted, NativeAdminRecheck } from "./admit.js"
+export { type AdmissionError, admitNativeAdmin, type Admitted } from "./admit.js"
 export { nativeAdminDispatch } from "./dispatch.js"
 export { relay, type Relayed } from "./forward.js"
 export { browserResponseHeaders, gatewayRequestHeaders } from "./headers.js"
