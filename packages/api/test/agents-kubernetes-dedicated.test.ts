@@ -29,7 +29,9 @@ const vendor = await startModelVendorAdmin({ adminKey: ADMIN_KEY, workspaceId: W
 afterAll(() => vendor.close())
 const installation = managedInstallation(vendorKeyFile(), "kubernetes")
 const node = kubernetesTestNode("dedicated")
-const layer = kubernetesApiWorkerLayer(node.layer, world.dataDir, installation).pipe(
+// No periodic recovery sweep after the worker's first: after a failed deployment the sweep
+// starts the active revision again, rewriting the harness Secret this test inspects.
+const layer = kubernetesApiWorkerLayer(node.layer, world.dataDir, installation, "1 hour").pipe(
   Layer.provide(selectServiceAccountDriver(installation, new Map([[MODEL_VENDOR_ADMIN_ORIGIN, vendor.origin]]), TEST_TIMEOUT_MS))
 )
 

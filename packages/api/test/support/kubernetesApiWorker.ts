@@ -27,9 +27,10 @@ export const kubernetesInstallation = {
 export const kubernetesApiWorkerLayer = <R>(
   kubernetes: Layer.Layer<ComputeDriver, never, R>,
   dataDir: string,
-  installation: InstallationConfig = kubernetesInstallation
+  installation: InstallationConfig = kubernetesInstallation,
+  recoveryInterval?: Duration.DurationInput
 ) =>
-  WorkerLive({ pollInterval: Duration.millis(200) }).pipe(
+  WorkerLive({ pollInterval: Duration.millis(200), recoveryInterval }).pipe(
     Layer.provide(kubernetes),
     Layer.provideMerge(apiTestLayerWith(kubernetes, installation)),
     Layer.provideMerge(Layer.succeed(InstallationConfiguration, installation)),
