@@ -3,11 +3,11 @@
  * with the shared cookie, a Namespace and a deployed Agent whose "gateway" is the recorder.
  */
 import { SqlClient } from "@effect/sql"
-import { RoleId } from "@svc/core/schema"
 import { Effect } from "effect"
 import { WebSocket } from "ws"
-import { bindInstallationAdmin, bindRole, createAccount, createNamespaceRow, signedInSession } from "../../../../testing/identity.js"
+import { bindInstallationAdmin, createAccount, createNamespaceRow, signedInSession } from "../../../../testing/identity.js"
 import { TestServer } from "../../../../testing/server.js"
+import { setUpDeployableAgent } from "./deployableAgent.js"
 import { expectData, send } from "./iamServer.js"
 import { agentHost, CONSOLE_ORIGIN, Recorder, sharedCookie } from "./nativeAdminServer.js"
 
@@ -57,16 +57,7 @@ export const agentFixture = (label: string) =>
     const console = { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
     const ns = yield* createNamespaceRow(`native-${label}`)
     const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}${path}`, console, body)
-    const secret = expectData(yield* call("POST", "/secrets", { name: "model-key", value: "sk-model" }), 201)
-    const configuration = expectData(yield* call("POST", "/configurations", { kind: "agent", values: { agents: {} } }), 201)
-    const agent = expectData(yield* call("POST", "/agents", {
-      name: "bot",
-      configurationId: configuration.id,
-      harnessAuth: { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
-    }), 201)
-    const role = RoleId.make()
-    yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${ns}, ${`operate-${role}`}, ARRAY['secret:operate'])`
-    yield* bindRole(agent.servicePrincipalId, role, { kind: "secret", id: secret.id, namespaceId: ns })
+    const { agent } = yield* setUpDeployableAgent(ns, (method, path, body) => call(method, `/${path}`, body))
     const revision = expectData(yield* call("POST", `/agents/${agent.id}/deploy`), 202)
     yield* sql`UPDATE agents SET active_revision_id = ${revision.id}, desired_runtime_state = 'running' WHERE id = ${agent.id}`
     const recorder = yield* Recorder
