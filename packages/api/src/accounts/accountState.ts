@@ -7,6 +7,7 @@ import { MethodId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { AccountGuards, isUniqueViolation } from "./guards.js"
 import { enabledProviders } from "./providers.js"
+import { exportedFn } from "@svc/core/observability"
 
 // Account mutations of SPEC 4.1. Each runs in one transaction: lock the account, check the
 // caller holds every grant of its Principal, check `expectedVersion`, change, bump the version,
@@ -62,7 +63,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
 
     /** disable, enable, revoke: disable and revoke also revoke every session of the account. */
     const changeState = (change: StateChange) =>
-      Effect.fn("Accounts.changeState", { attributes: { change } })(function* (userId: string, expectedVersion: number) {
+      exportedFn("Accounts.changeState", { attributes: { change } })(function* (userId: string, expectedVersion: number) {
         return yield* onAccount(userId, (caller) =>
           Effect.gen(function* () {
             const account = yield* guarded(caller, userId, expectedVersion)
@@ -78,7 +79,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
       })
 
     /** Enrolment is idempotent: a second call reports `created: false` and changes nothing. */
-    const enrol = Effect.fn("Accounts.enrol")(function* (userId: string) {
+    const enrol = exportedFn("Accounts.enrol")(function* (userId: string) {
       return yield* onAccount(userId, (caller) =>
         Effect.gen(function* () {
           const account = yield* guards.lockAccount(userId)
@@ -93,7 +94,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
     })
 
     /** Detaches one method; the method the recovery designation names cannot be detached (409). */
-    const detachMethod = Effect.fn("Accounts.detachMethod")(
+    const detachMethod = exportedFn("Accounts.detachMethod")(
       function* (userId: string, methodId: string, expectedVersion: number) {
         return yield* onAccount(userId, (caller) =>
           Effect.gen(function* () {
@@ -119,7 +120,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
      * identity of that provider, or another account has this one.
      */
     const attachIdentity = (provider: "codehost" | "idprovider") =>
-      Effect.fn("Accounts.attachIdentity", { attributes: { provider } })(
+      exportedFn("Accounts.attachIdentity", { attributes: { provider } })(
         function* (userId: string, subject: string, expectedVersion: number) {
           return yield* onAccount(userId, (caller) =>
             Effect.gen(function* () {

@@ -9,6 +9,7 @@ import { hashPassword } from "../auth/passwords.js"
 import { AccountGuards, isUniqueViolation } from "./guards.js"
 import { enabledProviders } from "./providers.js"
 import type { CreateAccountBody } from "@svc/core/api"
+import { exportedFn } from "@svc/core/observability"
 
 const NAMESPACE_ROLE_IDS: ReadonlyArray<string> = Object.values(BuiltinRoles)
   .filter((role) => role.scope === "namespace")
@@ -47,7 +48,7 @@ export class Accounts extends Effect.Service<Accounts>()("@svc/api/Accounts", {
      * enrolled account, its password, the optional Installation grant and code-host identity,
      * and the `account.created` audit. No session is issued.
      */
-    const create = Effect.fn("Accounts.create")(function* (body: typeof CreateAccountBody.Type) {
+    const create = exportedFn("Accounts.create")(function* (body: typeof CreateAccountBody.Type) {
       const caller = yield* guards.requireHumanAdministrator
       const email = body.email.toLowerCase()
       if (charLength(email) > Limits.accountEmail.max) return yield* emailTooLong
@@ -113,7 +114,7 @@ export class Accounts extends Effect.Service<Accounts>()("@svc/api/Accounts", {
     })
 
     /** `GET /api/auth/accounts/{userId}`: state, methods and version (SPEC 2.12). */
-    const read = Effect.fn("Accounts.read")(function* (userId: string) {
+    const read = exportedFn("Accounts.read")(function* (userId: string) {
       yield* guards.requireHumanAdministrator
       const found = yield* accounts.findState(userId)
       if (Option.isNone(found)) return yield* new NotFound({ message: "The account does not exist." })

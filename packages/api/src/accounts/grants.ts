@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { decide, firstUncoveredGrant, Installation, permission } from "@svc/core/iam"
 import { Effect } from "effect"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** Whether a principal currently holds `installation:administer`. */
 export const administersInstallation = (principalId: string): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
@@ -20,5 +21,5 @@ export const holdsEveryGrant = (
   targetId: string
 ): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
   Effect.map(firstUncoveredGrant(callerId, targetId), (missing) => missing === undefined).pipe(
-    Effect.withSpan("Accounts.holdsEveryGrant")
+    withExportedSpan("Accounts.holdsEveryGrant")
   )

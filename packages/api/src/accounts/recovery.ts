@@ -5,6 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { administersInstallation } from "./grants.js"
 import { AccountGuards } from "./guards.js"
+import { exportedFn } from "@svc/core/observability"
 
 const conflict = (message: string) => new ResourceConflict({ message })
 
@@ -18,7 +19,7 @@ export class Recovery extends Effect.Service<Recovery>()("@svc/api/Recovery", {
     const guards = yield* AccountGuards
 
     /** `GET /api/auth/recovery`: the designated account and method, or 404. */
-    const read = Effect.fn("Recovery.read")(function* () {
+    const read = exportedFn("Recovery.read")(function* () {
       yield* guards.requireHumanAdministrator
       const row = yield* recovery.current
       if (Option.isNone(row)) return yield* new NotFound({ message: "No recovery account is designated." })
@@ -34,7 +35,7 @@ export class Recovery extends Effect.Service<Recovery>()("@svc/api/Recovery", {
      * password and its Principal administers the Installation (409). Moving to the current holder
      * changes nothing (`changed: false`).
      */
-    const move = Effect.fn("Recovery.move")(function* (
+    const move = exportedFn("Recovery.move")(function* (
       body: { readonly expectedCurrentUserId: string; readonly expectedVersion: number; readonly userId: string }
     ) {
       const caller = yield* guards.requireHumanAdministrator

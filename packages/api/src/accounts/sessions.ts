@@ -8,6 +8,7 @@ import { Effect, Option } from "effect"
 import { clearSessionCookie } from "../auth/sessions.js"
 import { AuthSettings } from "../auth/settings.js"
 import { anyExternalProvider, enabledProviders } from "./providers.js"
+import { exportedFn } from "@svc/core/observability"
 
 /**
  * SPEC 5.9: the session store failing, however it fails, is authentication unavailable (503),
@@ -28,7 +29,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
     const providers = yield* enabledProviders
     const sessionBinding = anyExternalProvider(providers)
 
-    const signOut = Effect.fn("Sessions.signOut")(function* () {
+    const signOut = exportedFn("Sessions.signOut")(function* () {
       const caller = yield* CurrentCaller
       if (caller.credential._tag !== "Session") {
         return yield* new Unauthenticated({ message: "Sign-out needs a session." })
@@ -40,7 +41,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/api/Sessions", {
     })
 
     /** The inspected session's account, or null without one (SessionInspection ran first). */
-    const current = Effect.fn("Sessions.current")(function* () {
+    const current = exportedFn("Sessions.current")(function* () {
       const inspected = yield* InspectedSession
       if (Option.isNone(inspected)) return null
       const credential = inspected.value.credential

@@ -13,6 +13,7 @@ import { AuthSettings } from "../auth/settings.js"
 import { administersInstallation } from "./grants.js"
 import { anyExternalProvider, enabledProviders, warnIfPasswordOnly } from "./providers.js"
 import { SignInThrottle, Throttled, throttleDelay, type ThrottleState } from "./throttle.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 const badCredentials = new Unauthenticated({ message: "The email or password is incorrect." })
 
@@ -112,7 +113,7 @@ export class SignIn extends Effect.Service<SignIn>()("@svc/api/SignIn", {
             Effect.logWarning("sign-in could not reach the database", error),
             Effect.fail(new DependencyUnavailable({ message: "Sign-in is unavailable; retry later." }))
           )),
-        Effect.withSpan("SignIn.password")
+        withExportedSpan("SignIn.password")
       )
 
     /** `POST /api/auth/sign-in/email`: the session cookie on success, 429 or 503 with `Retry-After`. */

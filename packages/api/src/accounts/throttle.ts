@@ -3,6 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { SignInFailuresRepo, type WindowCountRow } from "@svc/core/db"
 import { Limits } from "@svc/core/schema"
 import { Data, Duration, Effect } from "effect"
+import { withExportedSpan } from "@svc/core/observability"
 
 /**
  * The sign-in throttle of SPEC 5.4, with its state in PostgreSQL (`sign_in_failures`) so every
@@ -134,11 +135,11 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("@svc/api/S
         )
         yield* failures.prune(RETENTION)
         return reserved
-      }).pipe(Effect.withSpan("SignIn.reserveAttempt"))
+      }).pipe(withExportedSpan("SignIn.reserveAttempt"))
 
     /** A reserved attempt signed in: it is not a failure. */
     const release = (id: string): Effect.Effect<void, SqlError> =>
-      failures.release(id).pipe(Effect.withSpan("SignIn.releaseReservation"))
+      failures.release(id).pipe(withExportedSpan("SignIn.releaseReservation"))
 
     return { reserve, release }
   }),

@@ -19,6 +19,7 @@ import type { AgentId, NamespaceId, RevisionId } from "@svc/core/schema"
 import { Context, Duration, Effect, Option, Ref, Schedule, Schema, Stream } from "effect"
 import { DeploymentNotifications } from "./deploymentNotifications.js"
 import { Deployments } from "./deployments.js"
+import { exportedFn } from "@svc/core/observability"
 
 /** How often an idle stream sends a comment, so proxies and clients see it is alive. */
 export class DeploymentEventsHeartbeat extends Context.Reference<DeploymentEventsHeartbeat>()(
@@ -101,7 +102,7 @@ export class DeploymentEvents extends Effect.Service<DeploymentEvents>()("@svc/a
       )
     }
 
-    const watch = Effect.fn("Agents.deploymentEvents")(function* (namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId) {
+    const watch = exportedFn("Agents.deploymentEvents")(function* (namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId) {
       const caller = yield* CurrentCaller
       // Authorization and the 404s exactly as the status read, answered before the stream starts.
       const first = yield* deployments.deployment(namespaceId, agentId, deploymentId)

@@ -22,6 +22,7 @@ import { agentRef, revisionRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { agentNotFound, toAgent } from "./views.js"
 import { RepositoryAdmission, requestedRepositories } from "./repositoryAdmission.js"
+import { exportedFn } from "@svc/core/observability"
 
 /** FOR KEY SHARE: the Configuration cannot be deleted before the revision that froze it commits. */
 const lockConfigurationRow = (sql: SqlClient.SqlClient) => SqlSchema.findOne({
@@ -47,7 +48,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const lockConfiguration = lockConfigurationRow(sql)
 
     /** SPEC 4.4 rule 1: the saved draft, frozen into a new revision and queued. */
-    const deploy = Effect.fn("Agents.deploy")(function* (namespaceId: NamespaceId, agentId: AgentId) {
+    const deploy = exportedFn("Agents.deploy")(function* (namespaceId: NamespaceId, agentId: AgentId) {
       yield* authorize("agent:deploy", agentRef(namespaceId, agentId))
       const write = Effect.gen(function* () {
         const agent = yield* lookup.require(namespaceId, agentId, true)
@@ -78,7 +79,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     })
 
     /** SPEC 3: desired `stopped`; the worker removes execution and clears `activeRevisionId`. Repeat is safe. */
-    const stop = Effect.fn("Agents.stop")(function* (namespaceId: NamespaceId, agentId: AgentId) {
+    const stop = exportedFn("Agents.stop")(function* (namespaceId: NamespaceId, agentId: AgentId) {
       const caller = yield* CurrentCaller
       yield* authorize("agent:operate", agentRef(namespaceId, agentId))
       const write = Effect.gen(function* () {
@@ -101,12 +102,12 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     const requireRevision = (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) =>
       lookup.requireRevision(namespaceId, agentId, revisionId)
 
-    const revision = Effect.fn("Agents.revision")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
+    const revision = exportedFn("Agents.revision")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
       yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))
       return toRevision(yield* requireRevision(namespaceId, agentId, revisionId))
     })
 
-    const list = Effect.fn("Agents.revisions")(function* (namespaceId: NamespaceId, agentId: AgentId, params: PageParams) {
+    const list = exportedFn("Agents.revisions")(function* (namespaceId: NamespaceId, agentId: AgentId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "agent_revision:read", "agent_revision", { id: "r.id", namespaceId: "r.namespace_id" })
@@ -120,7 +121,7 @@ export class Deployments extends Effect.Service<Deployments>()("@svc/api/Deploym
     })
 
     /** SPEC 2.7, from persisted state only: the revision's work item and the revision row. */
-    const deployment = Effect.fn("Agents.deployment")(function* (namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId) {
+    const deployment = exportedFn("Agents.deployment")(function* (namespaceId: NamespaceId, agentId: AgentId, deploymentId: RevisionId) {
       yield* authorize("agent_revision:read", revisionRef(namespaceId, deploymentId))
       const row = yield* requireRevision(namespaceId, agentId, deploymentId)
       return toDeployment(namespaceId, agentId, row, yield* work.status(AGENT_DEPLOY, deploymentId))

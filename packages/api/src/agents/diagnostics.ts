@@ -11,6 +11,7 @@ import { Authorization } from "../auth/authorize.js"
 import { toRevision } from "./deploymentViews.js"
 import { AgentLookup } from "./lookup.js"
 import { agentRef, revisionRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 export interface DiagnosticCheck {
   readonly component: string
@@ -26,7 +27,7 @@ export class Diagnostics extends Effect.Service<Diagnostics>()("@svc/api/AgentDi
     const driver = yield* ComputeDriver
     const { authorize } = yield* Authorization
 
-    const run = Effect.fn("Agents.diagnostics")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
+    const run = exportedFn("Agents.diagnostics")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
       yield* authorize("agent:read", agentRef(namespaceId, agentId))
       yield* authorize("agent:operate", agentRef(namespaceId, agentId))
       yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))

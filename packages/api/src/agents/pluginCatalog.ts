@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { namespaceRef } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
+import { exportedFn } from "@svc/core/observability"
 
 export class PluginCatalog extends Effect.Service<PluginCatalog>()("@svc/api/PluginCatalog", {
   effect: Effect.gen(function* () {
@@ -28,12 +29,12 @@ export class PluginCatalog extends Effect.Service<PluginCatalog>()("@svc/api/Plu
         }
       })
 
-    const list = Effect.fn("PluginCatalog.list")(function* (namespaceId: NamespaceId, body: typeof ListPlugins.Type) {
+    const list = exportedFn("PluginCatalog.list")(function* (namespaceId: NamespaceId, body: typeof ListPlugins.Type) {
       yield* admit(namespaceId)
       return listCatalog(body)
     })
 
-    const details = Effect.fn("PluginCatalog.details")(function* (namespaceId: NamespaceId, body: typeof PluginDetailsRequest.Type) {
+    const details = exportedFn("PluginCatalog.details")(function* (namespaceId: NamespaceId, body: typeof PluginDetailsRequest.Type) {
       yield* admit(namespaceId)
       const entry = catalogEntry(body.pluginId)
       if (entry === undefined) return yield* new NotFound({ message: "The plugin is not in the catalog." })

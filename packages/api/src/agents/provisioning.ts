@@ -25,6 +25,7 @@ import { provisioningRef } from "./policy.js"
 import { bodyDigest, resolveRequest } from "./provisionRequest.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
 import { requestedRepositories } from "./repositoryAdmission.js"
+import { exportedFn } from "@svc/core/observability"
 
 const isWorkId = Schema.is(WorkId)
 
@@ -100,7 +101,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
     const authorizeCreates = (namespaceId: NamespaceId) =>
       Effect.zipRight(authorize("agent:create", namespaceRef(namespaceId)), authorize("configuration:create", namespaceRef(namespaceId)))
 
-    const provision = Effect.fn("Agents.provision")(function* (namespaceId: NamespaceId, body: ProvisionAgent) {
+    const provision = exportedFn("Agents.provision")(function* (namespaceId: NamespaceId, body: ProvisionAgent) {
       const caller = yield* CurrentCaller
       yield* authorizeCreates(namespaceId)
       const digest = bodyDigest(body)
@@ -162,7 +163,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
       return { provisioning }
     })
 
-    const get = Effect.fn("Agents.provisioning")(function* (namespaceId: NamespaceId, workId: string) {
+    const get = exportedFn("Agents.provisioning")(function* (namespaceId: NamespaceId, workId: string) {
       yield* authorize("provisioning:read", provisioningRef(namespaceId, workId))
       return yield* toWork(yield* requireUsable(namespaceId, workId))
     })
@@ -173,7 +174,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
      * While the Agent does not exist yet, the retrying caller (its initiator) must still hold what
      * admission checked: both creates in the Namespace and `operate` on every Secret.
      */
-    const retry = Effect.fn("Agents.retryProvisioning")(function* (namespaceId: NamespaceId, requested: string) {
+    const retry = exportedFn("Agents.retryProvisioning")(function* (namespaceId: NamespaceId, requested: string) {
       const caller = yield* CurrentCaller
       yield* authorize("provisioning:operate", provisioningRef(namespaceId, requested))
       const write = Effect.gen(function* () {

@@ -15,6 +15,7 @@ import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { namespaceRef } from "../iam/access.js"
 import { makeDescriptionCache } from "./descriptionCache.js"
+import { exportedFn } from "@svc/core/observability"
 
 const NONE: OptionsPage = { options: [], descriptionsPending: false }
 
@@ -25,7 +26,7 @@ export class RepositoryOptions extends Effect.Service<RepositoryOptions>()("@svc
     const driver = yield* Effect.serviceOption(RepoDriver)
     const cache = Option.isSome(driver) ? Option.some(yield* makeDescriptionCache(driver.value.describe)) : Option.none()
 
-    const list = Effect.fn("RepositoryOptions.list")(function* (namespaceId: NamespaceId, query: RepositoryOptionsQuery) {
+    const list = exportedFn("RepositoryOptions.list")(function* (namespaceId: NamespaceId, query: RepositoryOptionsQuery) {
       yield* authorize("agent:create", namespaceRef(namespaceId))
       const namespace = yield* namespaces.findLive(namespaceId)
       if (Option.isNone(namespace)) return yield* new NotFound({ message: "The Namespace does not exist." })

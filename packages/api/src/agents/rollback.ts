@@ -12,6 +12,7 @@ import { Authorization } from "../auth/authorize.js"
 import { AgentLookup } from "./lookup.js"
 import { agentRef, revisionRef } from "./policy.js"
 import { FrozenConfiguration, RevisionQueue, type RevisionSource } from "./revisionQueue.js"
+import { exportedFn } from "@svc/core/observability"
 
 const decodeBindings = Schema.decodeUnknown(FrozenConfiguration.fields.secret_bindings)
 
@@ -26,7 +27,7 @@ export class Rollback extends Effect.Service<Rollback>()("@svc/api/Rollback", {
      * Needs `deploy` on the Agent and `read` on the source revision. The active revision may be
      * the source too: that is a fresh start of the same snapshot as a new revision.
      */
-    const redeploy = Effect.fn("Agents.redeploy")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
+    const redeploy = exportedFn("Agents.redeploy")(function* (namespaceId: NamespaceId, agentId: AgentId, revisionId: RevisionId) {
       yield* authorize("agent:deploy", agentRef(namespaceId, agentId))
       yield* authorize("agent_revision:read", revisionRef(namespaceId, revisionId))
       const write = Effect.gen(function* () {

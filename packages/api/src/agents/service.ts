@@ -24,6 +24,7 @@ import { ServiceAccountBinding } from "./serviceAccountBinding.js"
 import { requestedRepositories } from "./repositoryAdmission.js"
 import { toAgent } from "./views.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
+import { exportedFn } from "@svc/core/observability"
 
 type CreateAgentBody = typeof CreateAgent.Type
 type UpdateAgentBody = typeof UpdateAgent.Type
@@ -48,7 +49,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     const pages = yield* GatedPages
     const serviceAccountBinding = yield* ServiceAccountBinding
 
-    const create = Effect.fn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
+    const create = exportedFn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
       const caller = yield* CurrentCaller
       yield* authorize("agent:create", namespaceRef(namespaceId))
       const id = AgentId.make()
@@ -82,7 +83,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
       )
     })
 
-    const list = Effect.fn("Agents.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("Agents.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "agent:read", "agent", { id: "a.id", namespaceId: "a.namespace_id" })
@@ -93,12 +94,12 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
       return rows.map(toAgent)
     })
 
-    const get = Effect.fn("Agents.get")(function* (namespaceId: NamespaceId, agentId: AgentId) {
+    const get = exportedFn("Agents.get")(function* (namespaceId: NamespaceId, agentId: AgentId) {
       yield* authorize("agent:read", agentRef(namespaceId, agentId))
       return toAgent(yield* lookup.require(namespaceId, agentId, false))
     })
 
-    const update = Effect.fn("Agents.update")(function* (namespaceId: NamespaceId, agentId: AgentId, body: UpdateAgentBody) {
+    const update = exportedFn("Agents.update")(function* (namespaceId: NamespaceId, agentId: AgentId, body: UpdateAgentBody) {
       const caller = yield* CurrentCaller
       yield* authorize("agent:update", agentRef(namespaceId, agentId))
       const write = Effect.gen(function* () {
@@ -165,7 +166,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
      * repeat replenishes the teardown's attempts (a new work item when the last one failed);
      * another actor may take it over only when the initiator has lost `agent:delete`.
      */
-    const remove = Effect.fn("Agents.delete")(function* (namespaceId: NamespaceId, agentId: AgentId) {
+    const remove = exportedFn("Agents.delete")(function* (namespaceId: NamespaceId, agentId: AgentId) {
       const caller = yield* CurrentCaller
       const ref = agentRef(namespaceId, agentId)
       yield* authorize("agent:delete", ref)

@@ -14,6 +14,7 @@ import { Effect } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { AgentLookup } from "./lookup.js"
 import { agentRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 export const WORKSPACE_FILES = ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"] as const
 export type WorkspaceFileName = (typeof WORKSPACE_FILES)[number]
@@ -32,7 +33,7 @@ export class Workspace extends Effect.Service<Workspace>()("@svc/api/AgentWorksp
     const records = yield* AuditLog
     const { authorize } = yield* Authorization
 
-    const read = Effect.fn("Agents.readWorkspaceFile")(function* (
+    const read = exportedFn("Agents.readWorkspaceFile")(function* (
       namespaceId: NamespaceId,
       agentId: AgentId,
       name: WorkspaceFileName
@@ -52,7 +53,7 @@ export class Workspace extends Effect.Service<Workspace>()("@svc/api/AgentWorksp
       return { name, content: new TextDecoder().decode(bytes) }
     })
 
-    const write = Effect.fn("Agents.writeWorkspaceFile")(function* (
+    const write = exportedFn("Agents.writeWorkspaceFile")(function* (
       namespaceId: NamespaceId,
       agentId: AgentId,
       name: WorkspaceFileName,

@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { GatedPages, type GatedPageRequest } from "../auth/gatedPage.js"
 import { namespaceRef } from "../iam/access.js"
 import { decodeCursor, encodeCursor } from "./cursor.js"
+import { exportedFn } from "@svc/core/observability"
 
 type Details = AuditEntry["details"]
 
@@ -58,7 +59,7 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
         return { entries: shown.map(toEntry), nextCursor } satisfies AuditPage
       })
 
-    const list = Effect.fn("Audit.list")(function* (query: AuditQuery) {
+    const list = exportedFn("Audit.list")(function* (query: AuditQuery) {
       return yield* page(query, undefined, [{ permission: "installation:administer", resource: Installation }])
     })
 
@@ -66,7 +67,7 @@ export class AuditQueries extends Effect.Service<AuditQueries>()("@svc/api/Audit
      * `namespace:read` first (404 when the caller cannot see the Namespace), then
      * `namespace:administer` on it, which an Installation administrator holds implicitly.
      */
-    const listNamespace = Effect.fn("Audit.listNamespace")(function* (namespaceId: NamespaceId, query: AuditQuery) {
+    const listNamespace = exportedFn("Audit.listNamespace")(function* (namespaceId: NamespaceId, query: AuditQuery) {
       return yield* page(query, namespaceId, [
         { permission: "namespace:read", resource: namespaceRef(namespaceId) },
         {

@@ -5,6 +5,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { DependencyUnavailable, Forbidden, Unauthenticated } from "@svc/core/errors"
 import type { Caller } from "@svc/core/iam"
 import { PgPool } from "@svc/core/db"
+import { withExportedSpan } from "@svc/core/observability"
 import { Effect, Layer, Option } from "effect"
 import type pg from "pg"
 import { credentialResolvers } from "./credentials.js"
@@ -76,7 +77,7 @@ export const authenticator = (sql: SqlClient.SqlClient, settings: AuthSettingsSh
         Effect.fail(new DependencyUnavailable({ message: "Authentication is unavailable; retry later." }))
       )
     ),
-    Effect.withSpan("Auth.authenticate", { captureStackTrace: false })
+    withExportedSpan("Auth.authenticate")
   )
 }
 

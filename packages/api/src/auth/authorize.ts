@@ -3,6 +3,7 @@ import { recordAudit } from "@svc/core/audit"
 import { DependencyUnavailable, Forbidden, NotFound } from "@svc/core/errors"
 import { CurrentCaller, decide, namespaceOf, type Permission, permission, type ResourceRef } from "@svc/core/iam"
 import { Context, Effect } from "effect"
+import { withExportedSpan } from "@svc/core/observability"
 
 export type AuthorizationError = Forbidden | NotFound | DependencyUnavailable
 
@@ -62,7 +63,7 @@ export const authorize = (
       : new Forbidden({ message: `The caller lacks ${required} on this resource.` }))
   }).pipe(
     Effect.catchTag("SqlError", unavailable),
-    Effect.withSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind }, captureStackTrace: false })
+    withExportedSpan("Auth.authorize", { attributes: { permission: required, resourceKind: resource.kind }, captureStackTrace: false })
   )
 
 /**

@@ -7,6 +7,7 @@ import { NamespaceId, PrincipalId, ServiceKeyId, ServicePrincipalId, SessionId, 
 import { Effect, Either, Option, Schema } from "effect"
 import type pg from "pg"
 import { type Preauthorization, preauthorizationSql, recordPreauthorized } from "./preauthorization.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 // On the hot path of every authenticated request: one statement per credential. With an
 // endpoint's preauthorization, the same statement also carries its decision and row.
@@ -195,7 +196,7 @@ export const resolveServiceKey = (
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller | "scope-changed">, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).serviceKey(key, preauthorization)).pipe(
-    Effect.withSpan("Auth.resolveServiceKey", { captureStackTrace: false })
+    withExportedSpan("Auth.resolveServiceKey")
   )
 
 /** `credentialResolvers(sql).session` with the SqlClient of the context. */
@@ -204,5 +205,5 @@ export const resolveSession = (
   preauthorization?: Preauthorization
 ): Effect.Effect<Option.Option<Caller>, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => credentialResolvers(sql).session(token, preauthorization)).pipe(
-    Effect.withSpan("Auth.resolveSession", { captureStackTrace: false })
+    withExportedSpan("Auth.resolveSession")
   )

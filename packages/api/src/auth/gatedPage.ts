@@ -15,6 +15,7 @@ import { DependencyUnavailable, NotFound } from "@svc/core/errors"
 import { allowedSql, CurrentCaller, decide, type Permission, type ResourceRef } from "@svc/core/iam"
 import { Effect } from "effect"
 import { Authorization, type AuthorizationError } from "./authorize.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 export interface PageGate {
   readonly permission: Permission
@@ -95,7 +96,7 @@ export class GatedPages extends Effect.Service<GatedPages>()("@svc/api/GatedPage
         }
         if (!rows[0]!.svc_live) return yield* Effect.fail(request.missing())
         return yield* request.page.decode(rows.filter((row) => row.id !== null)).pipe(Effect.orDie)
-      }).pipe(Effect.withSpan("GatedPages.page", { captureStackTrace: false }))
+      }).pipe(withExportedSpan("GatedPages.page"))
 
     return { page }
   }),

@@ -6,6 +6,7 @@ import { SessionId } from "@svc/core/schema"
 import { SessionsRepo } from "@svc/core/db"
 import { Data, Duration, Effect, Option } from "effect"
 import type { AuthSettingsShape } from "./settings.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** How long a session lasts (SPEC leaves it open: docs/decisions/identity.md). */
 export const SESSION_TTL = Duration.hours(12)
@@ -47,7 +48,7 @@ export const storeSession = (
     })
     if (Option.isNone(stored)) return yield* new AccountUnusable()
     return session
-  }).pipe(Effect.withSpan("Sessions.issue"))
+  }).pipe(withExportedSpan("Sessions.issue"))
 
 /** `storeSession` with the ambient SqlClient, for tools and tests that seed sessions. */
 export const issueSession = (

@@ -27,6 +27,7 @@ import * as crypto from "node:crypto"
 import { hashPassword } from "../auth/passwords.js"
 import { newServiceKey } from "../serviceKeys/store.js"
 import { checkOutputTarget, OutputFileError, writeOutputFile } from "./outputFiles.js"
+import { exportedFn } from "@svc/core/observability"
 
 /** SPEC 5.6: the bootstrap key's name and lifetime; the initial Namespace's name. */
 export const BOOTSTRAP_KEY_NAME = "bootstrap-admin"
@@ -219,7 +220,7 @@ const recordFailure = (input: BootstrapInput, ids: PlannedIds, error: BootstrapE
  * `installation.bootstrap-failed` and fails; nothing created is revoked, deleted or retried.
  * Credentials are never logged, audited or returned.
  */
-export const runBootstrap = Effect.fn("Bootstrap.run")(function* (input: BootstrapInput) {
+export const runBootstrap = exportedFn("Bootstrap.run")(function* (input: BootstrapInput) {
   const sql = yield* SqlClient.SqlClient
   const ids = plannedIds()
   const attempt = Effect.gen(function* () {

@@ -1,6 +1,7 @@
 import { Data, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** Why a bootstrap output cannot be written; `reason` is a fixed code for the failure audit. */
 export class OutputFileError extends Data.TaggedError("OutputFileError")<{
@@ -94,4 +95,4 @@ export const writeOutputFile = (file: string, content: string) =>
       errnoCode(cause) === "EEXIST" || errnoCode(cause) === "ELOOP"
         ? new OutputFileError({ file, reason: "exists", problem: "something already exists there; it is never replaced" })
         : new OutputFileError({ file, reason: "write-failed", problem: `could not be written (${describe(cause)})` })
-  }).pipe(Effect.withSpan("Bootstrap.writeOutputFile"))
+  }).pipe(withExportedSpan("Bootstrap.writeOutputFile"))

@@ -18,6 +18,7 @@ import { isForeignKeyViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard, requireExternalNamespaceProvisioned } from "../namespaces/guard.js"
 import { secretRef } from "../secrets/policy.js"
 import { configurationRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toConfiguration = (row: ConfigurationRow): Configuration => ({
   id: row.id,
@@ -53,7 +54,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
      * is "not found" in this one, whether or not it exists there. Then, under a key-share lock that
      * a concurrent Secret delete waits for, every bound Secret must exist.
      */
-    const admitBindings = Effect.fn("Configurations.admitBindings")(function* (namespaceId: NamespaceId, bindings: SecretBindings) {
+    const admitBindings = exportedFn("Configurations.admitBindings")(function* (namespaceId: NamespaceId, bindings: SecretBindings) {
       for (const [name, binding] of Object.entries(bindings)) {
         if (binding.source.namespaceId !== namespaceId) {
           return yield* new NotFound({ message: `The Secret bound to ${name} does not exist in this Namespace.` })
@@ -69,7 +70,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
       }
     })
 
-    const create = Effect.fn("Configurations.create")(function* (
+    const create = exportedFn("Configurations.create")(function* (
       namespaceId: NamespaceId,
       payload: { readonly kind: "agent"; readonly values: Record<string, unknown>; readonly secretBindings?: SecretBindings }
     ) {
@@ -91,7 +92,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
       return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", secretGone))
     })
 
-    const list = Effect.fn("Configurations.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("Configurations.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "configuration:read", "configuration", { id: "c.id", namespaceId: "c.namespace_id" })
@@ -99,7 +100,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
       return rows.map(toConfiguration)
     })
 
-    const get = Effect.fn("Configurations.get")(function* (namespaceId: NamespaceId, configurationId: ConfigurationId) {
+    const get = exportedFn("Configurations.get")(function* (namespaceId: NamespaceId, configurationId: ConfigurationId) {
       yield* authorize("configuration:read", configurationRef(namespaceId, configurationId))
       const row = yield* repo.findLive({ id: configurationId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toConfiguration(r)) })
@@ -111,7 +112,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
      * included: `values` decide where the runtime sends what it is given, so whoever rewrites them
      * must be allowed to use the Secrets delivered beside them.
      */
-    const update = Effect.fn("Configurations.update")(function* (
+    const update = exportedFn("Configurations.update")(function* (
       namespaceId: NamespaceId,
       configurationId: ConfigurationId,
       payload: { readonly values: Record<string, unknown>; readonly secretBindings?: SecretBindings }
@@ -144,7 +145,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", secretGone))
     })
 
-    const remove = Effect.fn("Configurations.delete")(function* (namespaceId: NamespaceId, configurationId: ConfigurationId) {
+    const remove = exportedFn("Configurations.delete")(function* (namespaceId: NamespaceId, configurationId: ConfigurationId) {
       const caller = yield* CurrentCaller
       yield* authorize("configuration:delete", configurationRef(namespaceId, configurationId))
       const key = { id: configurationId, namespace_id: namespaceId }

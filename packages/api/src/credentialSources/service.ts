@@ -25,6 +25,7 @@ import { admitCatalog } from "./catalog.js"
 import { credentialSourceRef } from "./policy.js"
 import { liveStatus } from "./status.js"
 import { revealSourceSecrets } from "./values.js"
+import { exportedFn } from "@svc/core/observability"
 
 export const toCredentialSource = (row: CredentialSourceRow, status?: CredentialSourceStatus): CredentialSource => ({
   id: row.id,
@@ -56,7 +57,7 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
     const { client } = yield* CredentialGateway
     const secretDriver = yield* SecretDriver
 
-    const create = Effect.fn("CredentialSources.create")(function* (namespaceId: NamespaceId, payload: CreateCredentialSource) {
+    const create = exportedFn("CredentialSources.create")(function* (namespaceId: NamespaceId, payload: CreateCredentialSource) {
       const caller = yield* CurrentCaller
       yield* admitCatalog(payload)
       yield* authorize("credential_source:create", namespaceRef(namespaceId))
@@ -136,7 +137,7 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
       return yield* new DependencyUnavailable({ message: "The Credential Gateway did not answer; the credential source is being removed." })
     })
 
-    const list = Effect.fn("CredentialSources.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("CredentialSources.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "credential_source:read", "credential_source", { id: "c.id", namespaceId: "c.namespace_id" })
@@ -144,14 +145,14 @@ export class CredentialSources extends Effect.Service<CredentialSources>()("@svc
       return rows.map((row) => toCredentialSource(row))
     })
 
-    const get = Effect.fn("CredentialSources.get")(function* (namespaceId: NamespaceId, sourceId: CredentialSourceId) {
+    const get = exportedFn("CredentialSources.get")(function* (namespaceId: NamespaceId, sourceId: CredentialSourceId) {
       yield* authorize("credential_source:read", credentialSourceRef(namespaceId, sourceId))
       const row = yield* repo.find({ id: sourceId, namespace_id: namespaceId })
       if (Option.isNone(row)) return yield* notFound()
       return toCredentialSource(row.value, yield* liveStatus(client, sourceId, row.value.state))
     })
 
-    const remove = Effect.fn("CredentialSources.delete")(function* (namespaceId: NamespaceId, sourceId: CredentialSourceId) {
+    const remove = exportedFn("CredentialSources.delete")(function* (namespaceId: NamespaceId, sourceId: CredentialSourceId) {
       const caller = yield* CurrentCaller
       yield* authorize("credential_source:delete", credentialSourceRef(namespaceId, sourceId))
       yield* namespaces.requireLive(namespaceId)

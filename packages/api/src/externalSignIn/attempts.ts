@@ -7,6 +7,7 @@ import { AccountsRepo, SignInAttemptsRepo } from "@svc/core/db"
 import { digestOf } from "@svc/core/iam"
 import { Duration, Effect, Option } from "effect"
 import type { ProviderId } from "./settings.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** How long a started attempt may wait for its callback (SPEC leaves it open). */
 export const ATTEMPT_TTL = Duration.minutes(10)
@@ -54,7 +55,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("@svc/api/S
           nonce: attempt.nonce,
           ttl_seconds: seconds(ATTEMPT_TTL)
         })
-      ).pipe(Effect.withSpan("SignInAttempts.create"))
+      ).pipe(withExportedSpan("SignInAttempts.create"))
 
     /**
      * Consumes the attempt named by a callback's `state`, exactly once: a second callback with
@@ -76,7 +77,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("@svc/api/S
             expired: row.expired
           }
         })),
-        Effect.withSpan("SignInAttempts.consume")
+        withExportedSpan("SignInAttempts.consume")
       )
 
     /**
@@ -86,7 +87,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("@svc/api/S
     const findAccountBySubject = (provider: ProviderId, subject: string): Effect.Effect<Option.Option<EnrolledAccount>, SqlError> =>
       accounts.findEnrolledBySubject(provider, subject).pipe(
         Effect.map(Option.map((row) => ({ id: row.id, principalId: row.principal_id, methodId: row.method_id }))),
-        Effect.withSpan("SignInAttempts.findAccount")
+        withExportedSpan("SignInAttempts.findAccount")
       )
 
     /** Records the session the callback issued and the digest of its one-use receipt. */
@@ -96,7 +97,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("@svc/api/S
         session_id: options.sessionId,
         receipt_digest: digestOf(options.receipt),
         receipt_ttl_seconds: seconds(RECEIPT_TTL)
-      }).pipe(Effect.withSpan("SignInAttempts.complete"))
+      }).pipe(withExportedSpan("SignInAttempts.complete"))
 
     /**
      * Redeems a result receipt once: it must belong to this attempt and provider, be unused and
@@ -113,7 +114,7 @@ export class SignInAttempts extends Effect.Service<SignInAttempts>()("@svc/api/S
         provider_id: options.provider,
         receipt_digest: digestOf(options.receipt),
         session_id: options.sessionId
-      }).pipe(Effect.map(Option.map((row) => row.session_key)), Effect.withSpan("SignInAttempts.redeemReceipt"))
+      }).pipe(Effect.map(Option.map((row) => row.session_key)), withExportedSpan("SignInAttempts.redeemReceipt"))
 
     return { create, consume, findAccountBySubject, complete, redeemReceipt }
   }),

@@ -8,6 +8,7 @@ import type { OAuthProvider } from "@svc/core/config"
 import { Data, Effect, Redacted } from "effect"
 import * as oauth from "oauth4webapi"
 import type { ProviderId } from "./settings.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 export class ProviderExchangeFailed extends Data.TaggedError("ProviderExchangeFailed")<{
   readonly reason: string
@@ -158,4 +159,4 @@ export const exchangeCode = (options: {
     const subject = codehostSubject(body)
     if (subject === undefined) return yield* new ProviderExchangeFailed({ reason: "user API answer has no numeric id" })
     return subject
-  }).pipe(Effect.withSpan("ExternalSignIn.exchangeCode", { attributes: { provider: options.provider } }))
+  }).pipe(withExportedSpan("ExternalSignIn.exchangeCode", { attributes: { provider: options.provider } }))

@@ -14,6 +14,7 @@ import { SignInAttempts } from "./attempts.js"
 import { bindingCookie, onResponse, readCookie, receiptCookie, withCookie, withoutCookie } from "./cookies.js"
 import { authorizationRequest, callbackUrl, exchangeCode, type ProviderExchangeFailed } from "./oauth.js"
 import { ExternalSignInSettings, type ExternalSignInSettingsShape, type ProviderId } from "./settings.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 const unavailable = (error: SqlError) =>
   Effect.zipRight(
@@ -78,7 +79,7 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
         return { attemptId, url: request.url }
       }).pipe(
         Effect.catchTag("SqlError", unavailable),
-        Effect.withSpan("ExternalSignIn.start", { attributes: { provider } })
+        withExportedSpan("ExternalSignIn.start", { attributes: { provider } })
       )
 
     /**
@@ -152,7 +153,7 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
             )
           )),
         Effect.catchTag("SqlError", unavailable),
-        Effect.withSpan("ExternalSignIn.callback", { attributes: { provider } })
+        withExportedSpan("ExternalSignIn.callback", { attributes: { provider } })
       )
 
     /**
@@ -188,7 +189,7 @@ export class ExternalSignIn extends Effect.Service<ExternalSignIn>()("@svc/api/E
         return { sessionKey: sessionKey.value }
       }).pipe(
         Effect.catchTag("SqlError", unavailable),
-        Effect.withSpan("ExternalSignIn.result", { attributes: { provider } })
+        withExportedSpan("ExternalSignIn.result", { attributes: { provider } })
       )
 
     return { start, callback, result }

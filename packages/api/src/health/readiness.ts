@@ -2,11 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { Migrations } from "@svc/core/db"
 import { DependencyUnavailable } from "@svc/core/errors"
 import { Duration, Effect } from "effect"
+import { exportedFn } from "@svc/core/observability"
 
 const READINESS_TIMEOUT = Duration.seconds(3)
 
 /** Ready when the database answers and every migration of this build is applied. */
-export const checkReadiness = Effect.fn("Health.readiness")(function* () {
+export const checkReadiness = exportedFn("Health.readiness")(function* () {
   const sql = yield* SqlClient.SqlClient
   const current = yield* Effect.gen(function* () {
     yield* sql`SELECT 1`

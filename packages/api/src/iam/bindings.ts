@@ -15,6 +15,7 @@ import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { isForeignKeyViolation, namespaceRef, pageOf } from "./access.js"
 import { bindingRef, namespaceAdministrationGate } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toBinding = (row: BindingRow): AccessBinding => ({
   id: row.id,
@@ -70,7 +71,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
     const namespaces = yield* NamespaceGuard
     const pages = yield* GatedPages
 
-    const create = Effect.fn("IamAccessBindings.create")(function* (
+    const create = exportedFn("IamAccessBindings.create")(function* (
       namespaceId: NamespaceId,
       payload: {
         readonly principalId: string
@@ -156,7 +157,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
       )
     })
 
-    const list = Effect.fn("IamAccessBindings.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("IamAccessBindings.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "iam_access_binding:read", "iam_access_binding", {
@@ -167,7 +168,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
       return rows.map(toBinding)
     })
 
-    const get = Effect.fn("IamAccessBindings.get")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
+    const get = exportedFn("IamAccessBindings.get")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
       yield* authorize("iam_access_binding:read", bindingRef(namespaceId, bindingId))
       // A removed Namespace's bindings outlive its tombstone; through it they are not found (SPEC 3).
       yield* namespaces.requireLive(namespaceId)
@@ -175,7 +176,7 @@ export class IamAccessBindings extends Effect.Service<IamAccessBindings>()("@svc
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toBinding(r)) })
     })
 
-    const remove = Effect.fn("IamAccessBindings.delete")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
+    const remove = exportedFn("IamAccessBindings.delete")(function* (namespaceId: NamespaceId, bindingId: BindingId) {
       const caller = yield* CurrentCaller
       yield* authorize("iam_access_binding:delete", bindingRef(namespaceId, bindingId))
       yield* namespaces.requireLive(namespaceId)

@@ -15,6 +15,7 @@ import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { builtinRoleNames, isUniqueViolation, namespaceRef, pageOf } from "./access.js"
 import { namespaceAdministrationGate, roleRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toRole = (row: RoleRow): Role => ({
   id: row.id,
@@ -38,7 +39,7 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
     const namespaces = yield* NamespaceGuard
     const pages = yield* GatedPages
 
-    const create = Effect.fn("IamRoles.create")(function* (
+    const create = exportedFn("IamRoles.create")(function* (
       namespaceId: NamespaceId,
       payload: { readonly name: string; readonly permissions: ReadonlyArray<string> }
     ) {
@@ -76,7 +77,7 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
       )
     })
 
-    const list = Effect.fn("IamRoles.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("IamRoles.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "iam_role:read", "iam_role", { id: "r.id", namespaceId: "scope.ns" })
@@ -84,14 +85,14 @@ export class IamRoles extends Effect.Service<IamRoles>()("@svc/api/IamRoles", {
       return rows.map(toRole)
     })
 
-    const get = Effect.fn("IamRoles.get")(function* (namespaceId: NamespaceId, roleId: RoleId) {
+    const get = exportedFn("IamRoles.get")(function* (namespaceId: NamespaceId, roleId: RoleId) {
       yield* authorize("iam_role:read", roleRef(namespaceId, roleId))
       yield* namespaces.requireLive(namespaceId)
       const row = yield* roles.findBindable({ id: roleId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toRole(r)) })
     })
 
-    const remove = Effect.fn("IamRoles.delete")(function* (namespaceId: NamespaceId, roleId: RoleId) {
+    const remove = exportedFn("IamRoles.delete")(function* (namespaceId: NamespaceId, roleId: RoleId) {
       const caller = yield* CurrentCaller
       yield* authorize("iam_role:delete", roleRef(namespaceId, roleId))
       yield* namespaces.requireLive(namespaceId)

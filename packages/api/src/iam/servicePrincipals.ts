@@ -16,6 +16,7 @@ import { GatedPages } from "../auth/gatedPage.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { pageOf } from "./access.js"
 import { namespaceAdministration, namespaceAdministrationGate } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toServicePrincipal = (row: ServicePrincipalRow): ServicePrincipal => ({
   id: row.id,
@@ -43,7 +44,7 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
     const authorizeScope = (scope: Scope) =>
       scope === null ? authorization.authorize("installation:administer", Installation) : authorizeAdministration(scope)
 
-    const create = Effect.fn("ServicePrincipals.create")(function* (scope: Scope, name: string) {
+    const create = exportedFn("ServicePrincipals.create")(function* (scope: Scope, name: string) {
       const caller = yield* CurrentCaller
       yield* authorizeScope(scope)
       const id = ServicePrincipalId.make()
@@ -65,7 +66,7 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
       )
     })
 
-    const list = Effect.fn("ServicePrincipals.list")(function* (scope: Scope, params: PageParams) {
+    const list = exportedFn("ServicePrincipals.list")(function* (scope: Scope, params: PageParams) {
       const page = pageOf(params)
       const query = principals.pageService({ namespace_id: scope, after: page.after, limit: page.limit })
       const rows = yield* pages.page(scope === null
@@ -74,7 +75,7 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
       return rows.map(toServicePrincipal)
     })
 
-    const get = Effect.fn("ServicePrincipals.get")(function* (scope: Scope, id: ServicePrincipalId) {
+    const get = exportedFn("ServicePrincipals.get")(function* (scope: Scope, id: ServicePrincipalId) {
       yield* authorizeScope(scope)
       const row = yield* principals.findService({ id, namespace_id: scope })
       return yield* Option.match(row, {
@@ -87,7 +88,7 @@ export class IamServicePrincipals extends Effect.Service<IamServicePrincipals>()
      * Marks the principal deleted (its keys stop working at once: authentication requires a live
      * principal) and removes its AccessBindings, in one transaction with the audit record.
      */
-    const remove = Effect.fn("ServicePrincipals.delete")(function* (scope: Scope, id: ServicePrincipalId) {
+    const remove = exportedFn("ServicePrincipals.delete")(function* (scope: Scope, id: ServicePrincipalId) {
       const caller = yield* CurrentCaller
       yield* authorizeScope(scope)
       const write = Effect.gen(function* () {

@@ -8,6 +8,7 @@ import { Installation as InstallationBody, InstallationApi } from "@svc/core/api
 import { InstallationConfiguration } from "@svc/core/config"
 import { detectConfinement } from "@svc/core/drivers/compute"
 import { InstallationRepo } from "@svc/core/db"
+import { exportedFn } from "@svc/core/observability"
 import { type Caller, CurrentCaller, Installation } from "@svc/core/iam"
 import { CurrentRequestId, InstallationId } from "@svc/core/schema"
 import { SqlClient } from "@effect/sql"
@@ -76,13 +77,13 @@ export class InstallationService extends Effect.Service<InstallationService>()("
     }
 
     /** The envelope of the contract's `InstallationResponse`, from the id and the encoded fixed part. */
-    const get = Effect.fn("Installation.get")(function* () {
+    const get = exportedFn("Installation.get")(function* () {
       const id = yield* currentId(yield* CurrentCaller)
       const data = id === undefined ? fixedBody : { id, ...fixedBody }
       return HttpServerResponse.unsafeJson({ data, meta: { requestId: yield* CurrentRequestId } })
     })
 
-    const listBackends = Effect.fn("Installation.backends")(function* () {
+    const listBackends = exportedFn("Installation.backends")(function* () {
       // Not allowed in the credential statement (or not asked there): the unfolded check.
       if (preauthorized(yield* CurrentCaller, backendsRead)?.allowed !== true) yield* authorize("installation:administer", Installation)
       return backends
@@ -94,7 +95,7 @@ export class InstallationService extends Effect.Service<InstallationService>()("
      * administrator. The initializer made the Installation before this server started (SPEC
      * 5.6.1), so there is never one left to create here.
      */
-    const bootstrap = Effect.fn("Installation.bootstrap")(function* () {
+    const bootstrap = exportedFn("Installation.bootstrap")(function* () {
       const caller = yield* CurrentCaller
       if (caller.credential._tag !== "Session") {
         return yield* new Unauthenticated({ message: "Bootstrap needs a human administrator's session, not a service key." })

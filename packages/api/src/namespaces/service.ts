@@ -18,6 +18,7 @@ import { Authorization } from "../auth/authorize.js"
 import { GatedPages } from "../auth/gatedPage.js"
 import { pageOf } from "../iam/access.js"
 import { namespaceRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toNamespace = (row: NamespaceRow): Namespace => ({
   id: row.id,
@@ -41,7 +42,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
     const { authorize } = yield* Authorization
     const pages = yield* GatedPages
 
-    const create = Effect.fn("Namespaces.create")(function* (payload: {
+    const create = exportedFn("Namespaces.create")(function* (payload: {
       readonly name: string
       readonly existingNamespace?: string | undefined
     }) {
@@ -83,7 +84,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
       return toNamespace(row)
     })
 
-    const list = Effect.fn("Namespaces.list")(function* (params: PageParams) {
+    const list = exportedFn("Namespaces.list")(function* (params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "namespace:read", "namespace", { id: "n.id", namespaceId: "n.id" })
@@ -92,7 +93,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
       return rows.map(toNamespace)
     })
 
-    const get = Effect.fn("Namespaces.get")(function* (namespaceId: NamespaceId) {
+    const get = exportedFn("Namespaces.get")(function* (namespaceId: NamespaceId) {
       yield* authorize("namespace:read", namespaceRef(namespaceId))
       const row = yield* repo.findLive(namespaceId)
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toNamespace(r)) })
@@ -120,7 +121,7 @@ export class Namespaces extends Effect.Service<Namespaces>()("@svc/api/Namespace
         }).pipe(Effect.orDie)
       })
 
-    const remove = Effect.fn("Namespaces.delete")(function* (namespaceId: NamespaceId) {
+    const remove = exportedFn("Namespaces.delete")(function* (namespaceId: NamespaceId) {
       const caller = yield* CurrentCaller
       yield* authorize("namespace:delete", namespaceRef(namespaceId))
       const write = Effect.gen(function* () {

@@ -18,6 +18,7 @@ import { readSessionCookie } from "../auth/sessionCookie.js"
 import { AuthSettings } from "../auth/settings.js"
 import { agentRef } from "../agents/policy.js"
 import { agentNotFound } from "../agents/views.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 export type AdmissionError = Unauthenticated | Forbidden | NotFound | ResourceConflict | DependencyUnavailable | AuthorizationError
 
@@ -100,5 +101,5 @@ export const admitNativeAdmin = (
     return { caller, namespaceId: agent.namespace_id, agentId: agent.id, revisionId: agent.active_revision_id, endpoint }
   }).pipe(
     Effect.catchTag("SqlError", unavailable("Authentication is unavailable; retry later.")),
-    Effect.withSpan("NativeAdmin.admit")
+    withExportedSpan("NativeAdmin.admit")
   )

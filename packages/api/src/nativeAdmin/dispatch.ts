@@ -16,6 +16,7 @@ import { admitNativeAdmin } from "./admit.js"
 import { relay } from "./forward.js"
 import { recordAudit } from "@svc/core/audit"
 import { refusal } from "../dispatchRefusal.js"
+import { withExportedSpan } from "@svc/core/observability"
 
 const isWebSocketUpgrade = (request: HttpServerRequest.HttpServerRequest): boolean =>
   String(request.headers["upgrade"] ?? "").toLowerCase() === "websocket"
@@ -43,7 +44,7 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
     const relayed = yield* relay(request, admitted.endpoint, requestId, upgrade)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
-  }).pipe(Effect.catchAll(refusal), Effect.withSpan("NativeAdmin.serve"))
+  }).pipe(Effect.catchAll(refusal), withExportedSpan("NativeAdmin.serve"))
 
 /**
  * The middleware for the pipeline's `dispatch` slot; its services are taken once, here, so the

@@ -13,6 +13,7 @@ import { Authorization } from "../auth/authorize.js"
 import { AgentLookup } from "../agents/lookup.js"
 import { agentRef } from "../agents/policy.js"
 import { namespaceRef } from "../iam/access.js"
+import { exportedFn } from "@svc/core/observability"
 
 const typeOf = (p: Permission) => p.slice(0, p.indexOf(":"))
 
@@ -41,11 +42,11 @@ export class Permissions extends Effect.Service<Permissions>()("@svc/api/Permiss
         Effect.catchTag("SqlError", () => Effect.fail(new DependencyUnavailable({ message: "Authorization is unavailable; retry later." })))
       )
 
-    const onInstallation = Effect.fn("Permissions.installation")(function* () {
+    const onInstallation = exportedFn("Permissions.installation")(function* () {
       return yield* held(ON_INSTALLATION, Installation)
     })
 
-    const onNamespace = Effect.fn("Permissions.namespace")(function* (namespaceId: NamespaceId) {
+    const onNamespace = exportedFn("Permissions.namespace")(function* (namespaceId: NamespaceId) {
       yield* authorize("namespace:read", namespaceRef(namespaceId))
       if (Option.isNone(yield* namespaces.findLive(namespaceId).pipe(Effect.orDie))) {
         return yield* new NotFound({ message: "The Namespace does not exist." })
@@ -53,7 +54,7 @@ export class Permissions extends Effect.Service<Permissions>()("@svc/api/Permiss
       return yield* held(ON_NAMESPACE, namespaceRef(namespaceId))
     })
 
-    const onAgent = Effect.fn("Permissions.agent")(function* (namespaceId: NamespaceId, agentId: AgentId) {
+    const onAgent = exportedFn("Permissions.agent")(function* (namespaceId: NamespaceId, agentId: AgentId) {
       yield* authorize("agent:read", agentRef(namespaceId, agentId))
       yield* agents.require(namespaceId, agentId, false)
       return yield* held(ON_AGENT, agentRef(namespaceId, agentId))

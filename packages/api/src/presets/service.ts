@@ -17,6 +17,7 @@ import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isUniqueViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { presetRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toPreset = (row: PresetRow): Preset => ({
   id: row.id,
@@ -64,7 +65,7 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
     const namespaces = yield* NamespaceGuard
     const pages = yield* GatedPages
 
-    const create = Effect.fn("Presets.create")(function* (
+    const create = exportedFn("Presets.create")(function* (
       namespaceId: NamespaceId,
       payload: { readonly name: string; readonly template: PresetTemplate }
     ) {
@@ -89,7 +90,7 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
       return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", duplicateNameOrDie))
     })
 
-    const list = Effect.fn("Presets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("Presets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "preset:read", "preset", { id: "p.id", namespaceId: "p.namespace_id" })
@@ -97,13 +98,13 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
       return rows.map(toPreset)
     })
 
-    const get = Effect.fn("Presets.get")(function* (namespaceId: NamespaceId, presetId: PresetId) {
+    const get = exportedFn("Presets.get")(function* (namespaceId: NamespaceId, presetId: PresetId) {
       yield* authorize("preset:read", presetRef(namespaceId, presetId))
       const row = yield* repo.findLive({ id: presetId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toPreset(r)) })
     })
 
-    const update = Effect.fn("Presets.update")(function* (
+    const update = exportedFn("Presets.update")(function* (
       namespaceId: NamespaceId,
       presetId: PresetId,
       payload: { readonly name?: string | undefined; readonly template?: PresetTemplate | undefined }
@@ -131,7 +132,7 @@ export class Presets extends Effect.Service<Presets>()("@svc/api/Presets", {
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", duplicateNameOrDie))
     })
 
-    const remove = Effect.fn("Presets.delete")(function* (namespaceId: NamespaceId, presetId: PresetId) {
+    const remove = exportedFn("Presets.delete")(function* (namespaceId: NamespaceId, presetId: PresetId) {
       const caller = yield* CurrentCaller
       yield* authorize("preset:delete", presetRef(namespaceId, presetId))
       yield* namespaces.requireLive(namespaceId)

@@ -17,6 +17,7 @@ import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isUniqueViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard } from "../namespaces/guard.js"
 import { secretRef } from "./policy.js"
+import { exportedFn } from "@svc/core/observability"
 
 const toSecret = (row: SecretRow): Secret => ({
   id: row.id,
@@ -39,7 +40,7 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
     const namespaces = yield* NamespaceGuard
     const pages = yield* GatedPages
 
-    const create = Effect.fn("Secrets.create")(function* (
+    const create = exportedFn("Secrets.create")(function* (
       namespaceId: NamespaceId,
       payload: { readonly name: string; readonly value: string }
     ) {
@@ -75,7 +76,7 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
       )
     })
 
-    const list = Effect.fn("Secrets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("Secrets.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "secret:read", "secret", { id: "s.id", namespaceId: "s.namespace_id" })
@@ -83,13 +84,13 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
       return rows.map(toSecret)
     })
 
-    const get = Effect.fn("Secrets.get")(function* (namespaceId: NamespaceId, secretId: SecretId) {
+    const get = exportedFn("Secrets.get")(function* (namespaceId: NamespaceId, secretId: SecretId) {
       yield* authorize("secret:read", secretRef(namespaceId, secretId))
       const row = yield* repo.findLive({ id: secretId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(notFound()), onSome: (r) => Effect.succeed(toSecret(r)) })
     })
 
-    const update = Effect.fn("Secrets.update")(function* (
+    const update = exportedFn("Secrets.update")(function* (
       namespaceId: NamespaceId,
       secretId: SecretId,
       payload: { readonly value: string }
@@ -117,7 +118,7 @@ export class Secrets extends Effect.Service<Secrets>()("@svc/api/Secrets", {
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    const remove = Effect.fn("Secrets.delete")(function* (namespaceId: NamespaceId, secretId: SecretId) {
+    const remove = exportedFn("Secrets.delete")(function* (namespaceId: NamespaceId, secretId: SecretId) {
       const caller = yield* CurrentCaller
       yield* authorize("secret:delete", secretRef(namespaceId, secretId))
       yield* namespaces.requireLive(namespaceId)

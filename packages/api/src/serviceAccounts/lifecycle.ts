@@ -20,6 +20,7 @@ import { serviceAccountRef } from "./policy.js"
 import { accountNotFound } from "./service.js"
 import { noDriver, upstreamUnavailable } from "./upstream.js"
 import { toServiceAccount } from "./views.js"
+import { exportedFn } from "@svc/core/observability"
 
 export class ServiceAccountLifecycle extends Effect.Service<ServiceAccountLifecycle>()("@svc/api/ServiceAccountLifecycle", {
   effect: Effect.gen(function* () {
@@ -40,7 +41,7 @@ export class ServiceAccountLifecycle extends Effect.Service<ServiceAccountLifecy
         ? Effect.succeed(Option.fromNullable(row.upstream_account_id))
         : driver.findAccount(row.upstream_name).pipe(Effect.mapError(upstreamUnavailable))
 
-    const issueCredential = Effect.fn("ServiceAccounts.issueCredential")(function* (
+    const issueCredential = exportedFn("ServiceAccounts.issueCredential")(function* (
       namespaceId: NamespaceId,
       serviceAccountId: ServiceAccountId
     ) {
@@ -115,7 +116,7 @@ export class ServiceAccountLifecycle extends Effect.Service<ServiceAccountLifecy
         if (Option.isSome(account)) yield* driver.deleteAccount(account.value).pipe(Effect.mapError(upstreamUnavailable))
       })
 
-    const remove = Effect.fn("ServiceAccounts.delete")(function* (namespaceId: NamespaceId, serviceAccountId: ServiceAccountId) {
+    const remove = exportedFn("ServiceAccounts.delete")(function* (namespaceId: NamespaceId, serviceAccountId: ServiceAccountId) {
       const caller = yield* CurrentCaller
       const key = { id: serviceAccountId, namespace_id: namespaceId }
       yield* authorize("service_account:delete", serviceAccountRef(namespaceId, serviceAccountId))

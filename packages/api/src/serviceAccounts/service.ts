@@ -21,6 +21,7 @@ import { secretRef } from "../secrets/policy.js"
 import { serviceAccountRef } from "./policy.js"
 import { upstreamDidNotAct, upstreamNameOf, upstreamUnavailable } from "./upstream.js"
 import { toServiceAccount } from "./views.js"
+import { exportedFn } from "@svc/core/observability"
 
 export const accountNotFound = () => new NotFound({ message: "The service account does not exist." })
 
@@ -47,7 +48,7 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
         details: { name, managed }
       })
 
-    const create = Effect.fn("ServiceAccounts.create")(function* (namespaceId: NamespaceId, payload: { readonly name: string }) {
+    const create = exportedFn("ServiceAccounts.create")(function* (namespaceId: NamespaceId, payload: { readonly name: string }) {
       const caller = yield* CurrentCaller
       yield* authorize("service_account:create", namespaceRef(namespaceId))
       const id = ServiceAccountId.make()
@@ -89,7 +90,7 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
       return toServiceAccount(linked.value)
     })
 
-    const list = Effect.fn("ServiceAccounts.list")(function* (namespaceId: NamespaceId, params: PageParams) {
+    const list = exportedFn("ServiceAccounts.list")(function* (namespaceId: NamespaceId, params: PageParams) {
       const caller = yield* CurrentCaller
       const page = pageOf(params)
       const visible = visibleTo(sql, caller, "service_account:read", "service_account", { id: "a.id", namespaceId: "a.namespace_id" })
@@ -98,14 +99,14 @@ export class ServiceAccounts extends Effect.Service<ServiceAccounts>()("@svc/api
       return rows.map((row) => toServiceAccount(row, now))
     })
 
-    const get = Effect.fn("ServiceAccounts.get")(function* (namespaceId: NamespaceId, serviceAccountId: ServiceAccountId) {
+    const get = exportedFn("ServiceAccounts.get")(function* (namespaceId: NamespaceId, serviceAccountId: ServiceAccountId) {
       yield* authorize("service_account:read", serviceAccountRef(namespaceId, serviceAccountId))
       const row = yield* repo.find({ id: serviceAccountId, namespace_id: namespaceId })
       return yield* Option.match(row, { onNone: () => Effect.fail(accountNotFound()), onSome: (r) => Effect.succeed(toServiceAccount(r)) })
     })
 
     /** SPEC 4.5: a native account's reference; the caller also needs `operate` on the Secret. */
-    const setCredential = Effect.fn("ServiceAccounts.setCredential")(function* (
+    const setCredential = exportedFn("ServiceAccounts.setCredential")(function* (
       namespaceId: NamespaceId,
       serviceAccountId: ServiceAccountId,
       payload: { readonly kind: "api_key"; readonly secretRef: { readonly name: string; readonly key: string } }

@@ -8,6 +8,7 @@ import { Limits, ServiceKeyId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { Authorization } from "../auth/authorize.js"
 import { newServiceKey } from "./store.js"
+import { exportedFn } from "@svc/core/observability"
 
 export interface IssueRequest {
   readonly servicePrincipalId: string
@@ -65,7 +66,7 @@ export class ServiceKeys extends Effect.Service<ServiceKeys>()("@svc/api/Service
      * transaction. If that fails, the answer is 503 without the key, and the key row is removed on
      * a best-effort basis (in case the commit's outcome was lost, not its effect).
      */
-    const issue = Effect.fn("ServiceKeys.issue")(function* (request: IssueRequest) {
+    const issue = exportedFn("ServiceKeys.issue")(function* (request: IssueRequest) {
       const caller = yield* CurrentCaller
       yield* requireAdministrator
       const found = yield* principals.findLive(request.servicePrincipalId).pipe(
@@ -150,7 +151,7 @@ export class ServiceKeys extends Effect.Service<ServiceKeys>()("@svc/api/Service
      * savepoint); that case answers 503 and the key stays revoked. Every API process reads keys
      * from storage on each request, so the next use anywhere is 401.
      */
-    const revoke = Effect.fn("ServiceKeys.revoke")(function* (keyId: string) {
+    const revoke = exportedFn("ServiceKeys.revoke")(function* (keyId: string) {
       const caller = yield* CurrentCaller
       yield* requireAdministrator
       const notFound = new NotFound({ message: "No active service key has this id." })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { CurrentRequestId } from "../schema/envelope.js"
+import { withExportedSpan } from "../observability/spans.js"
 
 /** One audit record (SPEC 6). Only non-secret ids and facts: never a credential value. */
 export interface AuditEvent {
@@ -29,7 +30,7 @@ export const recordAudit = (event: AuditEvent): Effect.Effect<void, SqlError, Sq
         ${event.resource?.kind ?? null}, ${event.resource?.id ?? null}, ${JSON.stringify(event.details ?? {})}::jsonb
       )
     `
-  }).pipe(Effect.withSpan("Audit.record", { attributes: { kind: event.kind, outcome: event.outcome } }))
+  }).pipe(withExportedSpan("Audit.record", { attributes: { kind: event.kind, outcome: event.outcome } }))
 
 /**
  * The audit log as a service: the SqlClient is taken once, so callers need nothing but the

@@ -2,6 +2,7 @@ import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { syncBuiltinRoles } from "../iam/builtinRolesSync.js"
 import { migrations } from "./migrations/index.js"
+import { withExportedSpan } from "../observability/spans.js"
 
 const MIGRATIONS_TABLE = "svc_migrations"
 
@@ -19,7 +20,7 @@ export const latestMigrationId: number = Math.max(
 export const run = Migrator.make({})({ loader, table: MIGRATIONS_TABLE }).pipe(
   // Built-in Roles are defined by code, so every build writes its own definition.
   Effect.tap(() => syncBuiltinRoles),
-  Effect.withSpan("Migrations.run")
+  withExportedSpan("Migrations.run")
 )
 
 /** True when every migration of this build has been applied (readiness). */

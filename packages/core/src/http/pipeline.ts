@@ -1,10 +1,11 @@
-import { type HttpApi, HttpApiBuilder, type HttpApiGroup, type HttpApp, HttpRouter } from "@effect/platform"
-import { Layer } from "effect"
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup, type HttpApp, HttpMiddleware, HttpRouter } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { type FrameworkError, handleErrors } from "./errorHandling.js"
 import { BodyLimit, JsonBodyLive, WorkspaceWriteBodyLive } from "./jsonBody.js"
 import { withRequestId } from "./requestId.js"
 import { makeRouteTable } from "./routeTable.js"
 import { makeHttpMetrics } from "../observability/metrics/httpMetrics.js"
+import { spansExported } from "../observability/spans.js"
 
 export interface PipelineOptions {
   /** Development serves the OpenAPI document at /openapi.json. */
@@ -41,7 +42,7 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
   const openApi = options.development ? HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }) : Layer.empty
   // Outermost, so the counted status is the one sent (withRequestId's own fallback included).
   const withMetrics = makeHttpMetrics()
-  return HttpApiBuilder.serve((app) => withMetrics(withRequestId(dispatch === undefined ? app : dispatch(app)))).pipe(
+  const served = HttpApiBuilder.serve((app) => withMetrics(withRequestId(dispatch === undefined ? app : dispatch(app)))).pipe(
     Layer.provide(openApi),
     // withApiErrors declares every FrameworkError on the API, so HttpApi can encode them.
     Layer.provide(HttpApiBuilder.middleware(api as HttpApi.HttpApi<Id, Groups, E | FrameworkError, R>, handleErrors(routes))),
@@ -51,5 +52,10 @@ export const httpPipeline = <Id extends string, Groups extends HttpApiGroup.Http
     Layer.provide(WorkspaceWriteBodyLive),
     Layer.provide(Layer.succeed(BodyLimit, { maxBytes: options.maxBodyBytes })),
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER }))
+  )
+  // The platform's request span (`http.server <method>`) only when spans are exported: it parses
+  // the URL and copies every header into attributes on each request (observability/spans.ts).
+  return Layer.unwrapEffect(
+    Effect.map(spansExported, (exported) => exported ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true))
   )
 }

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { BuiltinRoles } from "./builtinRoles.js"
+import { withExportedSpan } from "../observability/spans.js"
 
 /**
  * Writes the built-in Roles as this build defines them (idempotent; run after migrations). They
@@ -15,4 +16,4 @@ export const syncBuiltinRoles = Effect.gen(function* () {
       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, permissions = EXCLUDED.permissions
     `
   }
-}).pipe(Effect.withSpan("Iam.syncBuiltinRoles"))
+}).pipe(withExportedSpan("Iam.syncBuiltinRoles"))

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { bindingScope, grantHeld, restrictionWithin } from "./grantPredicate.js"
+import { withExportedSpan } from "../observability/spans.js"
 
 /**
  * The grant-coverage rule (SPEC 4.1, 5.5.1), one for key issuance and account management: a
@@ -35,4 +36,4 @@ export const firstUncoveredGrant = (
       LIMIT 1
     `
     return rows[0]?.permission
-  }).pipe(Effect.withSpan("Iam.firstUncoveredGrant"))
+  }).pipe(withExportedSpan("Iam.firstUncoveredGrant"))

@@ -5,6 +5,7 @@ import type { Caller } from "./caller.js"
 import type { Permission } from "./permissions.js"
 import { grantHeld, resourceScope, restrictionReaches, type Scope } from "./grantPredicate.js"
 import { namespaceOf, type ResourceRef } from "./resource.js"
+import { withExportedSpan } from "../observability/spans.js"
 
 export type Decision =
   | { readonly _tag: "Allowed" }
@@ -42,7 +43,7 @@ export const decide = (
     const row = rows[0]!
     if (row.restricted) return { _tag: "Denied", reason: "restricted" } as const
     return row.granted ? allowed : ({ _tag: "Denied", reason: "no-grant" } as const)
-  }).pipe(Effect.withSpan("Iam.decide", { attributes: { permission, resourceKind: resource.kind }, captureStackTrace: false }))
+  }).pipe(withExportedSpan("Iam.decide", { attributes: { permission, resourceKind: resource.kind }, captureStackTrace: false }))
 
 /**
  * A SQL condition selecting the rows of a list that `caller` may see with `permission`, for one

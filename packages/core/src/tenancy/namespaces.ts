@@ -2,6 +2,7 @@ import { Data, Effect, Option } from "effect"
 import { NamespacesRepo } from "../db/repos/namespaces.js"
 import { NamespaceId } from "../schema/ids.js"
 import { WorkOutbox } from "../work/outbox.js"
+import { exportedFn } from "../observability/spans.js"
 
 export { WorkOutbox } from "../work/outbox.js"
 
@@ -36,7 +37,7 @@ export interface CreatedNamespace {
  * Authorization and the audit record are the caller's. The row goes through `NamespacesRepo`,
  * built here from the ambient SqlClient so that bootstrap needs nothing else.
  */
-export const createNamespace = Effect.fn("Tenancy.createNamespace")(function* (input: NewNamespace) {
+export const createNamespace = exportedFn("Tenancy.createNamespace")(function* (input: NewNamespace) {
   const repo = yield* NamespacesRepo
   const outbox = yield* WorkOutbox
   const id = NamespaceId.make()

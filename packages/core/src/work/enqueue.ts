@@ -6,6 +6,7 @@ import * as crypto from "node:crypto"
 import { PgPool } from "../db/pgPool.js"
 import { runNamed } from "../db/namedStatement.js"
 import { decodeWorkItem, type WorkItem, workItemColumns } from "./item.js"
+import { exportedFn } from "../observability/spans.js"
 
 /** The channel workers `LISTEN` on; the payload of each notification is the item's kind. */
 export const WORK_CHANNEL = "svc_work"
@@ -45,7 +46,7 @@ const checkName = (what: string, value: string): Effect.Effect<void> =>
  * caller's transaction, and notifies workers (delivered by PostgreSQL at commit).
  * Enqueueing a (kind, key) that has an unfinished item returns that item instead.
  */
-export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlError, SqlClient.SqlClient> = Effect.fn(
+export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlError, SqlClient.SqlClient> = exportedFn(
   "Work.enqueue"
 )(function* (options: EnqueueOptions) {
   yield* checkName("kind", options.kind)

@@ -2,6 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { toWorkItem, type WorkItem, workItemColumns, WorkItemRow } from "./item.js"
+import { exportedFn } from "../observability/spans.js"
 
 const isUuid = Schema.is(Schema.UUID)
 
@@ -10,7 +11,7 @@ const isUuid = Schema.is(Schema.UUID)
  * Runs on the ambient `SqlClient`, so inside a transaction it sees that transaction's writes.
  */
 export const getWorkItem: (id: string) => Effect.Effect<Option.Option<WorkItem>, SqlError, SqlClient.SqlClient> =
-  Effect.fn("Work.get")(function* (id: string) {
+  exportedFn("Work.get")(function* (id: string) {
     if (!isUuid(id)) return Option.none<WorkItem>()
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const find = SqlSchema.findOne({

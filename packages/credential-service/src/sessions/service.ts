@@ -15,6 +15,7 @@ import { admissionIdMessages, unseenAdmissionIdProblem } from "./admissionId.js"
 import { digestOf, newBearer } from "./bearer.js"
 import { grantProblemMessages, resolveGrant } from "./resolveGrant.js"
 import { clientConfiguration, statusOf } from "./status.js"
+import { exportedFn } from "@svc/core/observability"
 
 const requestDigest = (request: OpenSessionRequest): string =>
   digestOf(JSON.stringify([
@@ -40,7 +41,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
         ? Effect.succeed<RepeatedSession>({ session: statusOf(row) })
         : Effect.fail(conflict("X-Admission-Id was already used for a different session request"))
 
-    const open = Effect.fn("Sessions.open")(function* (admissionId: string, request: OpenSessionRequest) {
+    const open = exportedFn("Sessions.open")(function* (admissionId: string, request: OpenSessionRequest) {
       const digest = requestDigest(request)
       const seen = yield* repo.byAdmission(admissionId)
       if (Option.isSome(seen)) return yield* repeat(digest, seen.value)
@@ -105,7 +106,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
         }))
       )
 
-    const status = Effect.fn("Sessions.status")(function* (sessionId: string) {
+    const status = exportedFn("Sessions.status")(function* (sessionId: string) {
       return statusOf(yield* find(sessionId))
     })
 
@@ -113,7 +114,7 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
      * Stops local authority at once, then revokes the installation tokens this process holds;
      * revocation is cleanup, reported separately in `cleanup.tokens`.
      */
-    const close = Effect.fn("Sessions.close")(function* (sessionId: string) {
+    const close = exportedFn("Sessions.close")(function* (sessionId: string) {
       const row = yield* find(sessionId)
       yield* repo.close(row.id)
       const { revoked, failed } = yield* tokens.revokeFor(row.id)

@@ -31,6 +31,7 @@ import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
 import { lockBoundCredential } from "./provisionReferences.js"
 import { databaseFailure } from "./revisionGateway.js"
+import { exportedFn } from "@svc/core/observability"
 
 export const ProvisionWorkCodes = {
   RESOURCE_CONFLICT: "RESOURCE_CONFLICT",
@@ -127,7 +128,7 @@ export const provisionStep = (workId: WorkId): Effect.Effect<"continue" | "done"
   }).pipe(Effect.provide(ProvisionRepos))
 
 /** `agent.provision`: every remaining phase, in order. */
-export const provisionAgent = Effect.fn("Agents.provision")(function* (payload: typeof AgentProvisionPayload.Type) {
+export const provisionAgent = exportedFn("Agents.provision")(function* (payload: typeof AgentProvisionPayload.Type) {
   const records = yield* ProvisioningRepo
   yield* records.start(payload.workId).pipe(Effect.catchTag("SqlError", databaseFailure))
   while ((yield* provisionStep(payload.workId)) === "continue") {

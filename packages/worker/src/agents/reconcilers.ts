@@ -30,6 +30,7 @@ import {
   startRevisionGateway,
   withAgentLock
 } from "./revisionGateway.js"
+import { exportedFn } from "@svc/core/observability"
 
 export { AgentWorkCodes, MODEL_API_KEY_VARIABLE } from "./revisionGateway.js"
 
@@ -60,7 +61,7 @@ const notWanted = (state: AgentStateRow | undefined, revisionId: string): WorkFa
  * it, retiring the previous revision and its repository sessions. A deployment that fails for
  * good retires its own sessions.
  */
-export const deployRevision = Effect.fn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type, context?: HandlerContext) {
+export const deployRevision = exportedFn("Agents.deployRevision")(function* (payload: typeof AgentDeployPayload.Type, context?: HandlerContext) {
   const { agentId, namespaceId, revisionId } = payload
   yield* deployAndActivate(payload, context?.attempt ?? 1).pipe(
     Effect.tapError((failure) => failure.permanent === true ? retireRevisionSessions({ namespaceId, agentId, revisionId }) : Effect.void)
@@ -111,7 +112,7 @@ const deployAndActivate = (payload: typeof AgentDeployPayload.Type, attempt: num
  * repository sessions are retired and their client material removed; a deployment admitted
  * meanwhile keeps its own (`retireAgent` spares the latest revision of an Agent desired running).
  */
-export const stopAgent = Effect.fn("Agents.stopAgent")(function* (payload: typeof AgentWorkPayload.Type) {
+export const stopAgent = exportedFn("Agents.stopAgent")(function* (payload: typeof AgentWorkPayload.Type) {
   const { agentId, namespaceId } = payload
   const agents = yield* AgentsRepo
   const driver = yield* ComputeDriver
@@ -159,7 +160,7 @@ const auditTeardownFailure = (
     : Effect.void
 
 /** `agent.teardown`: delete the workload, then everything the Agent owns, atomically. */
-export const teardownAgent = Effect.fn("Agents.teardown")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
+export const teardownAgent = exportedFn("Agents.teardown")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
   const state = yield* agentState(payload.agentId, false).pipe(Effect.catchTag("SqlError", databaseFailure))
   if (state === undefined) return
   if (state.status !== "deleting") return

@@ -31,6 +31,7 @@ import {
   startRevisionGateway,
   withAgentLock
 } from "./revisionGateway.js"
+import { exportedFn, withExportedSpan } from "@svc/core/observability"
 
 /** How long a recovery item may keep retrying; the next sweep queues a fresh one after that. */
 export const RECOVERY_DEADLINE = Duration.minutes(15)
@@ -79,7 +80,7 @@ const converge = (namespaceId: NamespaceId, agentId: AgentId, attempt: number) =
   }).pipe(Effect.provide(AgentsRepo.Default))
 
 /** `agent.recover`: converge the Agent's gateway to its desired state, without touching deployments. */
-export const recoverAgent = Effect.fn("Agents.recover")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
+export const recoverAgent = exportedFn("Agents.recover")(function* (payload: typeof AgentWorkPayload.Type, context?: HandlerContext) {
   yield* withAgentLock(payload.agentId, converge(payload.namespaceId, payload.agentId, context?.attempt ?? 1)).pipe(
     // Whoever holds the lock (a deployment, a stop, another recovery) is converging it already.
     Effect.catchIf(
@@ -116,7 +117,7 @@ export const sweepAgents = Effect.gen(function* () {
   }
   yield* Effect.logInfo("agent recovery: sweep done", { wanted: wanted.length, unhealthy: unhealthy.length, orphans: orphans.length, queued: targets.size })
   return targets.size
-}).pipe(Effect.provide(AgentsRepo.Default), Effect.withSpan("Agents.recoverySweep"))
+}).pipe(Effect.provide(AgentsRepo.Default), withExportedSpan("Agents.recoverySweep"))
 
 /**
  * The sweep as a scoped fiber: at start, then every `interval`. A failed sweep (the database is

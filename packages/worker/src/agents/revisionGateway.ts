@@ -21,6 +21,7 @@ import { WorkFailure } from "../engine/failure.js"
 import { preparePlugins } from "./plugins.js"
 import { repositoryEnvironment } from "../repositories/sessions.js"
 import { harnessSpec } from "./harness.js"
+import { exportedFn } from "@svc/core/observability"
 
 export { MODEL_API_KEY_VARIABLE } from "@svc/core/tenancy"
 
@@ -144,7 +145,7 @@ export interface RevisionStart {
  * gateway with its Secrets and, unless the harness is `runtime`, a model probe. The caller holds
  * the Agent's gateway lock. A failure of the driver can be noted on the revision.
  */
-export const startRevisionGateway = Effect.fn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
+export const startRevisionGateway = exportedFn("Agents.startRevisionGateway")(function* (start: RevisionStart) {
   const driver = yield* ComputeDriver
   const repository = yield* repositoryEnvironment({ namespaceId: start.namespaceId, agentId: start.agentId, revisionId: start.revisionId })
   const revealed = yield* revealEnvironment(start.namespaceId, start.snapshot)

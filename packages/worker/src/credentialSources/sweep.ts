@@ -9,6 +9,7 @@ import { InstallationConfiguration } from "@svc/core/config"
 import { CredentialSourcesRepo } from "@svc/core/db"
 import { type CredentialGatewayClient, makeCredentialGatewayClient } from "@svc/core/drivers/credentialGateway"
 import { Cause, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** One run: how many sources were removed. */
 export const sweepCredentialSources = (client: CredentialGatewayClient, registeringTimeoutMs: number) =>
@@ -26,7 +27,7 @@ export const sweepCredentialSources = (client: CredentialGatewayClient, register
     }
     if (removed > 0) yield* Effect.logInfo("credential sources: removed", { removed })
     return removed
-  }).pipe(Effect.withSpan("CredentialSources.sweep"))
+  }).pipe(withExportedSpan("CredentialSources.sweep"))
 
 /**
  * The sweep every `interval` while a Credential Gateway is selected. A registration times out

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, DefaultServices, Effect, Layer, Schedule, Stream, Tracer } from "effect"
+import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { makeAttempt, makeSettle } from "./attempt.js"
 import { listenReconnecting, PgPool } from "@svc/core/db"
+import { spansExported } from "@svc/core/observability"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
 import { makeLeases } from "./leases.js"
@@ -28,7 +29,7 @@ const make = (input: WorkEngineOptions | undefined) =>
     const outcomes = makeOutcomes(sql, options.workerId, leases)
     const wakeup = yield* makeWakeup(options.concurrency)
     // Effect's native tracer (the default) keeps spans in memory only: no attempt span then.
-    const tracing = (yield* Effect.tracer) !== Context.get(DefaultServices.liveServices, Tracer.Tracer)
+    const tracing = yield* spansExported
     const attemptDeps = { options, leases, outcomes, registry, tracing }
     const attempt = makeAttempt(attemptDeps)
     const settle = makeSettle(attemptDeps)

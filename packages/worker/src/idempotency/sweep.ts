@@ -5,6 +5,7 @@
  */
 import { IdempotencyKeysRepo } from "@svc/core/db"
 import { Cause, Duration, Effect, Layer, Schedule } from "effect"
+import { withExportedSpan } from "@svc/core/observability"
 
 /** One sweep: the number of expired keys deleted. */
 export const sweepIdempotencyKeys = Effect.gen(function* () {
@@ -12,7 +13,7 @@ export const sweepIdempotencyKeys = Effect.gen(function* () {
   const deleted = yield* repo.sweepExpired
   if (deleted > 0) yield* Effect.logInfo("idempotency keys: expired keys deleted", { deleted })
   return deleted
-}).pipe(Effect.withSpan("Idempotency.sweep"))
+}).pipe(withExportedSpan("Idempotency.sweep"))
 
 export const IdempotencySweepLive = (interval: Duration.DurationInput = Duration.minutes(10)) =>
   Layer.scopedDiscard(

@@ -19,6 +19,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import * as WorkHandler from "../engine/handler.js"
 import { WorkFailure } from "../engine/failure.js"
 import type { HandlerContext } from "../engine/handlers.js"
+import { exportedFn } from "@svc/core/observability"
 
 export const NamespaceWorkPayload = Schema.Struct({ namespaceId: NamespaceId })
 
@@ -64,7 +65,7 @@ class Permanent {
 }
 
 /** `namespace.provision`: `provisioning` → driver → `ready` (or `failed` on a permanent failure). */
-export const provisionNamespace = Effect.fn("Namespaces.provision")(function* (namespaceId: NamespaceId) {
+export const provisionNamespace = exportedFn("Namespaces.provision")(function* (namespaceId: NamespaceId) {
   const sql = yield* SqlClient.SqlClient
   const namespaces = yield* NamespacesRepo
   const driver = yield* ComputeDriver
@@ -111,7 +112,7 @@ const auditTeardownFailure = (payload: typeof NamespaceTeardownPayload.Type, fai
     : Effect.void
 
 /** `namespace.teardown`: `deleting` → driver → the Namespace's own policy removed → `deleted` (the tombstone). */
-export const teardownNamespace = Effect.fn("Namespaces.teardown")(function* (
+export const teardownNamespace = exportedFn("Namespaces.teardown")(function* (
   payload: typeof NamespaceTeardownPayload.Type,
   context?: HandlerContext
 ) {

@@ -35,6 +35,7 @@ import {
   RepositoryWorkCodes,
   retireSessions
 } from "./sessions.js"
+import { exportedFn, withExportedSpan } from "@svc/core/observability"
 
 const Repos = Layer.mergeAll(AgentRepositorySessionsRepo.Default, RepositorySessionsRepo.Default)
 
@@ -53,7 +54,7 @@ const resolveAdmission = (driver: RepoDriverShape, admissionId: string, grantBod
   })
 
 /** `repository.cleanup`: close, settle and dispose one admission's session, then forget it. */
-export const cleanupRepositorySession = Effect.fn("Repositories.cleanup")(function* (payload: typeof RepositoryCleanupPayload.Type) {
+export const cleanupRepositorySession = exportedFn("Repositories.cleanup")(function* (payload: typeof RepositoryCleanupPayload.Type) {
   const { admissionId } = payload
   const selected = yield* Effect.serviceOption(RepoDriver)
   if (Option.isNone(selected)) {
@@ -110,7 +111,7 @@ export const sweepRepositorySessions = Effect.gen(function* () {
     yield* Effect.logInfo("repository cleanup: sweep done", { retired: orphans.length, queued: admissions.size })
   }
   return admissions.size
-}).pipe(Effect.provide(Repos), Effect.withSpan("Repositories.cleanupSweep"))
+}).pipe(Effect.provide(Repos), withExportedSpan("Repositories.cleanupSweep"))
 
 /** The sweep as a scoped fiber: at start, then every `interval`; a failed sweep is logged. */
 export const RepositoryCleanupSweepLive = (interval: Duration.DurationInput = Duration.minutes(1)) =>

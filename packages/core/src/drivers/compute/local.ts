@@ -19,6 +19,7 @@ import { describeConfinement, detectConfinement } from "./local/confinement.js"
 import { type LocalGatewayOptions, makeLocalGateways } from "./local/gateways.js"
 import { makeLocalRepositoryClients } from "./local/repositoryClients.js"
 import { defaultRuntimeRoot } from "./local/runtime.js"
+import { withExportedSpan } from "../../observability/spans.js"
 
 export const LocalComputeCodes = {
   EXISTING_NAMESPACE_UNSUPPORTED: "EXISTING_NAMESPACE_UNSUPPORTED",
@@ -67,7 +68,7 @@ export const makeLocalCompute = (dataDir: string, options: LocalComputeOptions =
         await fs.chmod(dir, 0o700)
       }).pipe(
         Effect.catchAll(unavailable("provision", namespace.id)),
-        Effect.withSpan("LocalCompute.provisionNamespace", { attributes: { namespaceId: namespace.id } })
+        withExportedSpan("LocalCompute.provisionNamespace", { attributes: { namespaceId: namespace.id } })
       ),
   teardownNamespace: (namespace) =>
     namespace.existingNamespace !== undefined
@@ -76,7 +77,7 @@ export const makeLocalCompute = (dataDir: string, options: LocalComputeOptions =
         fs.rm(namespaceDirectory(dataDir, namespace.id), { recursive: true, force: true })
       ).pipe(
         Effect.catchAll(unavailable("teardown", namespace.id)),
-        Effect.withSpan("LocalCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } })
+        withExportedSpan("LocalCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } })
       ),
   ...makeLocalGateways({ runtimeRoot: defaultRuntimeRoot(dataDir), ...options, dataDir }),
   repositoryClients: makeLocalRepositoryClients({ dataDir, confinement: options.confinement })

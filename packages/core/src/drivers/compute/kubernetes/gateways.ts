@@ -24,6 +24,7 @@ import { agentObjectName, GATEWAY_PORT, LABELS, MANAGED_BY } from "./names.js"
 import { removeAgentMaterial, repositoryMountFor } from "./repositoryClients.js"
 import { makeWorkspaceFiles } from "./workspaceFiles.js"
 import { agentPods, isAvailable, objectRef, readWorkload, requireNamespace, runsRevision, tokenFor } from "./workload.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 export interface GatewayOptions {
   readonly settings: GatewayWorkload
@@ -131,7 +132,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       yield* Effect.logInfo("kubernetes compute: gateway applied", { agentId: spec.agentId, revisionId: spec.revisionId, namespace })
       yield* awaitAvailable(namespace, name, spec)
       yield* probe(namespace, name, spec, token)
-    }).pipe(Effect.withSpan("KubernetesCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
+    }).pipe(withExportedSpan("KubernetesCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
   const stopGateway: AgentHalf["stopGateway"] = (ref) =>
     Effect.gen(function* () {
@@ -139,7 +140,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       if (workload === undefined || !runsRevision(workload.deployment, ref.revisionId)) return
       yield* scaleToZero(workload.namespace, workload.name)
       yield* cluster.remove(objectRef("Service", workload.namespace, workload.name))
-    }).pipe(Effect.withSpan("KubernetesCompute.stopGateway", { attributes: { agentId: ref.agentId } }))
+    }).pipe(withExportedSpan("KubernetesCompute.stopGateway", { attributes: { agentId: ref.agentId } }))
 
   const deleteGateway: AgentHalf["deleteGateway"] = (ref) =>
     Effect.gen(function* () {
@@ -152,7 +153,7 @@ export const makeKubernetesGateways = (cluster: Cluster, options: GatewayOptions
       yield* cluster.remove(objectRef("ConfigMap", namespace, filesObjectName(name)))
       yield* cluster.remove(objectRef("Secret", namespace, harnessObjectName(name)))
       yield* removeAgentMaterial(cluster, namespace, ref.agentId)
-    }).pipe(Effect.withSpan("KubernetesCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
+    }).pipe(withExportedSpan("KubernetesCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
   const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>
     Effect.gen(function* () {

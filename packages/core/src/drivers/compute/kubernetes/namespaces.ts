@@ -11,6 +11,7 @@ import type { ComputeDriverShape, NamespaceRuntime } from "../driver.js"
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import { kubernetesNamespace, LABELS } from "./names.js"
 import { NAMESPACE_OBJECTS, namespaceManifest, namespaceObjects } from "./namespaceObjects.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 type NamespaceHalf = Pick<ComputeDriverShape, "provisionNamespace" | "teardownNamespace">
 
@@ -59,7 +60,7 @@ export const makeKubernetesNamespaces = (cluster: Cluster, options: NamespaceOpt
       }
       yield* cluster.apply(namespaceManifest(namespace))
       for (const object of namespaceObjects(namespace)) yield* cluster.apply(object)
-    }).pipe(Effect.withSpan("KubernetesCompute.provisionNamespace", { attributes: { namespaceId: namespace.id } }))
+    }).pipe(withExportedSpan("KubernetesCompute.provisionNamespace", { attributes: { namespaceId: namespace.id } }))
 
   const waitGone = (name: string) =>
     cluster.read(namespaceRef(name)).pipe(
@@ -85,7 +86,7 @@ export const makeKubernetesNamespaces = (cluster: Cluster, options: NamespaceOpt
       for (const ref of Object.values(NAMESPACE_OBJECTS)) yield* cluster.remove({ ...ref, namespace: name })
       // Applying the namespace without labels drops the ones this field manager set.
       yield* cluster.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } })
-    }).pipe(Effect.withSpan("KubernetesCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } }))
+    }).pipe(withExportedSpan("KubernetesCompute.teardownNamespace", { attributes: { namespaceId: namespace.id } }))
 
   return { provisionNamespace, teardownNamespace }
 }

@@ -24,6 +24,7 @@ import {
   repositoryVariables
 } from "./repositoryObjects.js"
 import { findNamespace, objectRef, requireNamespace } from "./workload.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 /** An id that is a valid label value (what `revisionLabels` stores). */
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
@@ -86,7 +87,7 @@ export const makeKubernetesRepositoryClients = (
       }, options.scope)
       yield* cluster.apply(repositoryEgressPolicy(namespace, ref.namespaceId, listener))
       yield* cluster.apply(secret)
-    }).pipe(Effect.withSpan("KubernetesCompute.writeRepositoryClient", { attributes: { agentId: ref.agentId, sessionId: client.sessionId } }))
+    }).pipe(withExportedSpan("KubernetesCompute.writeRepositoryClient", { attributes: { agentId: ref.agentId, sessionId: client.sessionId } }))
 
   const sessions: RepositoryClients["sessions"] = (ref) =>
     Effect.map(readRepositoryMaterial(cluster, ref), (material) => Object.values(material?.sessions ?? {}))

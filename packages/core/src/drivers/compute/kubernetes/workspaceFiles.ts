@@ -18,6 +18,7 @@ import type { ComputeDriverShape, ComputeError, ComputeFailure, GatewayRef } fro
 import { type DeviceIdentity, type GatewayEndpoint, type GatewayRpcError, gatewaySession, type RpcAnswer } from "../gatewayRpc.js"
 import { workspaceFile } from "../local/workspaceFiles.js"
 import { failure, KubernetesCodes } from "./client.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 type WorkspaceAccess = Pick<ComputeDriverShape, "readWorkspaceFile" | "writeWorkspaceFile">
 
@@ -105,7 +106,7 @@ export const makeWorkspaceFiles = (
       Effect.catchTag("GatewayRpcError", (error) => logged("read", ref, `${error.reason}: ${error.detail}`).pipe(Effect.zipRight(Effect.fail(unavailable(false))))),
       // Kept: the file's own codes, and a gateway that is not there (the API answers 404 for an Agent that never ran).
       Effect.catchIf((error) => !READ_KEEPS.includes(error.code), () => Effect.fail(unavailable(false))),
-      Effect.withSpan("KubernetesCompute.readWorkspaceFile", { attributes: { agentId: ref.agentId } })
+      withExportedSpan("KubernetesCompute.readWorkspaceFile", { attributes: { agentId: ref.agentId } })
     )
 
   const writeWorkspaceFile: WorkspaceAccess["writeWorkspaceFile"] = (ref, relative, content) =>
@@ -128,7 +129,7 @@ export const makeWorkspaceFiles = (
       Effect.catchTag("GatewayRpcError", (error) => logged("write", ref, `${error.reason}: ${error.detail}`).pipe(Effect.zipRight(Effect.fail(unavailable(!error.sent))))),
       // Anything else happened before the request was sent (the endpoint, the gateway's agent list).
       Effect.catchIf((error) => !WRITE_KEEPS.includes(error.code), () => Effect.fail(unavailable(true))),
-      Effect.withSpan("KubernetesCompute.writeWorkspaceFile", { attributes: { agentId: ref.agentId } })
+      withExportedSpan("KubernetesCompute.writeWorkspaceFile", { attributes: { agentId: ref.agentId } })
     )
 
   return { readWorkspaceFile, writeWorkspaceFile }

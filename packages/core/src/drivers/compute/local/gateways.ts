@@ -55,6 +55,7 @@ import { workspaceFile, writeWorkspace } from "./workspaceFiles.js"
 import { makeWorkspaceAccess } from "./gatewayWorkspace.js"
 import { findLiveGateways } from "./liveGateways.js"
 import { placePlugins } from "./pluginFiles.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 export { GatewayCodes } from "./gatewayFailures.js"
 
@@ -305,7 +306,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       )
       yield* probe(layout, spec, record.record)
       yield* noteChecked(layout, spec, { ...record.record, readyAt })
-    }).pipe(Effect.withSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
+    }).pipe(withExportedSpan("LocalCompute.startGateway", { attributes: { agentId: spec.agentId, revisionId: spec.revisionId } }))
 
   const stopGateway: AgentHalf["stopGateway"] = (ref) =>
     Effect.gen(function* () {
@@ -313,7 +314,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
       const record = yield* host("read", ref, () => readRecord(layout))
       if (record === undefined || record.revisionId !== ref.revisionId) return
       yield* stopRecorded(layout, ref, record)
-    }).pipe(Effect.withSpan("LocalCompute.stopGateway", { attributes: { agentId: ref.agentId } }))
+    }).pipe(withExportedSpan("LocalCompute.stopGateway", { attributes: { agentId: ref.agentId } }))
 
   const deleteGateway: AgentHalf["deleteGateway"] = (ref) =>
     Effect.gen(function* () {
@@ -326,7 +327,7 @@ export const makeLocalGateways = (options: LocalGatewayOptions): AgentHalf => {
         // The Agent's user goes with its files (its processes went with the stop above).
         if (usesGatewayUsers(await confinementNow())) await removeGatewayUser(gatewayUserName(layout.root))
       })
-    }).pipe(Effect.withSpan("LocalCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
+    }).pipe(withExportedSpan("LocalCompute.deleteGateway", { attributes: { agentId: ref.agentId } }))
 
   const gatewayHealth: AgentHalf["gatewayHealth"] = (ref) =>
     Effect.gen(function* () {

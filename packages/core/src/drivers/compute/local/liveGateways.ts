@@ -9,6 +9,7 @@ import type { ComputeDriverShape, GatewayRef } from "../driver.js"
 import { failure, GatewayCodes, namespaceDir } from "./gatewayFailures.js"
 import { isOurGateway, readRecord } from "./gatewayProcess.js"
 import { agentLayout, isSafeSegment } from "./layout.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 /** Every `<dataDir>/namespaces/<ns>/agents/<agent>/gateway.json` whose process is ours and alive. */
 export const findLiveGateways = (dataDir: string): ComputeDriverShape["liveGateways"] =>
@@ -34,5 +35,5 @@ export const findLiveGateways = (dataDir: string): ComputeDriverShape["liveGatew
         Effect.zipRight(Effect.fail(failure(GatewayCodes.GATEWAY_HOST_FAILURE, "The gateways on this host could not be listed.", false)))
       )
     ),
-    Effect.withSpan("LocalCompute.liveGateways")
+    withExportedSpan("LocalCompute.liveGateways")
   )

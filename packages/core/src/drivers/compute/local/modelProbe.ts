@@ -8,6 +8,7 @@
  */
 import { Duration, Effect } from "effect"
 import type { PrivateEndpoint } from "../driver.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 export type ModelProbeResult =
   | { readonly _tag: "Succeeded" }
@@ -79,5 +80,5 @@ export const probeModel = (endpoint: PrivateEndpoint, options: ModelProbeOptions
     Effect.catchAll((cause): Effect.Effect<ModelProbeResult> =>
       Effect.succeed({ _tag: "Failed", status: undefined, reason: typeof cause === "string" ? cause : "unreachable" })
     ),
-    Effect.withSpan("LocalCompute.probeModel")
+    withExportedSpan("LocalCompute.probeModel")
   )

@@ -19,6 +19,7 @@ import { type Confinement, detectConfinement, usesGatewayUsers } from "./confine
 import { failure, GatewayCodes, host, namespaceDir } from "./gatewayFailures.js"
 import { ensureGatewayUser, type GatewayUser, gatewayUserName } from "./gatewayUser.js"
 import { agentLayout, isSafeSegment, prepareAgentLayout, readIfExists } from "./layout.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 export const REPOSITORY = /^[a-z0-9][a-z0-9-]{0,38}\/[a-z0-9._-]{1,100}$/
 /** Paths that go into a shell-quoted helper line and a Git config value unescaped. */
@@ -145,7 +146,7 @@ export const makeLocalRepositoryClients = (options: {
         const firstBearer = first === name ? bearer : (await readIfExists(path.join(dir, "bearers", first))) ?? bearer
         await file(path.join(dir, "gh", "hosts.yml"), hostsYaml(listener.host, firstBearer), modes)
       })
-    }).pipe(Effect.withSpan("LocalCompute.writeRepositoryClient", { attributes: { agentId: ref.agentId, sessionId: client.sessionId } }))
+    }).pipe(withExportedSpan("LocalCompute.writeRepositoryClient", { attributes: { agentId: ref.agentId, sessionId: client.sessionId } }))
 
   const sessionFiles = async (dir: string): Promise<Array<string>> =>
     (await fs.readdir(path.join(dir, "bearers")).catch(() => [] as Array<string>)).filter((f) => f.endsWith(".session"))

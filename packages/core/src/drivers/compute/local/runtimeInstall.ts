@@ -16,6 +16,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Data, Effect } from "effect"
 import { isInstalled, MARKER_FILE, type RuntimePaths, runtimePaths, type RuntimeVersionSet, RuntimeVersions, versionKey } from "./runtime.js"
+import { withExportedSpan } from "../../../observability/spans.js"
 
 export class RuntimeInstallError extends Data.TaggedError("RuntimeInstallError")<{ readonly message: string }> {}
 
@@ -134,5 +135,5 @@ export const installRuntime = (
         megabytes: Math.round(outcome.bytes / 1024 / 1024)
       })
     ),
-    Effect.withSpan("LocalRuntime.install")
+    withExportedSpan("LocalRuntime.install")
   )
