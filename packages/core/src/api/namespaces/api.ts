@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { Envelope, ListEnvelope, NamespaceId, PatternString, RequestBody, Timestamp } from "../../schema/index.js"
+import { DNS_LABEL, DNS_LABEL_MAX, Envelope, ListEnvelope, NamespaceId, PatternString, RequestBody, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
@@ -30,7 +30,7 @@ export type Namespace = typeof Namespace.Type
  * characters, TOO_LONG; lowercase letters, digits and '-', starting and ending with a letter or
  * digit, INVALID_FORMAT), so `..`, `/` or `%2F` never reach a path.
  */
-export const ExistingNamespaceName = PatternString(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 63).annotations({
+export const ExistingNamespaceName = PatternString(DNS_LABEL, DNS_LABEL_MAX).annotations({
   description: "An operator-prepared Kubernetes namespace to bind: a DNS-1123 label"
 })
 
