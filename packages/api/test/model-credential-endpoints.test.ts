@@ -61,7 +61,7 @@ const setUp = (baseUrl: string, admin: Headers, name: string) =>
 
 describe("redirecting an Agent's model credential needs the grant that binds it (SPEC 2.5, 2.8)", () => {
   it.layer(managedApiLayer("kubernetes"), { timeout: 120_000 })((it) => {
-    it.effect("a Configuration PATCH that adds a model endpoint, or any PATCH under api_key, is 403 without the grant and changes nothing", () =>
+    it.effect("a Configuration PATCH that adds a model endpoint, or every PATCH under api_key, is 403 without the grant and changes nothing", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("redirect-configuration@example.com")
@@ -86,7 +86,7 @@ describe("redirecting an Agent's model credential needs the grant that binds it 
         for (const { method, configurationId } of s.agents.filter((a) => a.method !== "api_key")) {
           expect(expectData(yield* patch(s.editor, configurationId, kept), 200).generation, method).toBe(2)
         }
-        // ...but an api_key Secret sits in the gateway's environment, where any value can reach it.
+        // ...but an api_key Secret sits in the gateway's environment, where every value can reach it.
         const apiKey = s.agents.find((a) => a.method === "api_key")!
         expectError(yield* patch(s.editor, apiKey.configurationId, kept), 403, "FORBIDDEN")
         expect(expectData(yield* read(apiKey.configurationId), 200)).toMatchObject({ generation: 1, values: withProvider(PROVIDER) })

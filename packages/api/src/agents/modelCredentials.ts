@@ -4,7 +4,7 @@
  * Configuration's `values` decide where that credential goes, so a change of them that could send
  * it somewhere new needs the same grant, from whoever makes the change:
  * - `api_key`: the Secret reaches the gateway's environment beside the values, like a Secret
- *   binding, and any value (a provider `baseUrl`, a tool endpoint, a command) can carry it away:
+ *   binding, and every value (a provider `baseUrl`, a tool endpoint, a command) can carry it away:
  *   every change needs `operate` on it.
  * - `direct_token`, `provider_service_account`, `credential_source`: only the harness holds the
  *   credential, and it sends it only to the providers' base URLs: a change that introduces a base
