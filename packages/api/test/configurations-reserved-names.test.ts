@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { TestServer } from "../../../testing/server.js"
+import { setUpDeployableAgent } from "./support/deployableAgent.js"
 import { apiTestLayer, expectData, expectError, seedAdmin, seedNamespace, send } from "./support/iamServer.js"
 
 const PROCESS_CONTROL = [
@@ -63,6 +64,29 @@ describe("process-control destinations (SPEC 2.8)", () => {
           secretBindings: Object.fromEntries(nearMisses.map((name) => [name, binding]))
         }), 200)
         expect(Object.keys(fine.secretBindings).sort()).toEqual([...nearMisses].sort())
+      }))
+
+    it.effect("a binding saved before its destination was reserved stops deployment with 409 until the Configuration is fixed", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("cfg-process-control-deploy@example.com")
+        const ns = yield* seedNamespace("cfg-process-control-deploy")
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const { secret, configuration, agent } = yield* setUpDeployableAgent(ns, call)
+        // As a row written before the rule holds it.
+        const bindings = { PYTHONPATH: { source: { kind: "secret", namespaceId: ns, id: secret.id } } }
+        yield* sql`UPDATE configurations SET secret_bindings = ${JSON.stringify(bindings)}::jsonb WHERE id = ${configuration.id}`
+        yield* sql`INSERT INTO configuration_secret_refs (configuration_id, secret_id) VALUES (${configuration.id}, ${secret.id})`
+
+        const refused = yield* call("POST", `agents/${agent.id}/deploy`)
+        expectError(refused, 409, "RESOURCE_CONFLICT")
+        expect(refused.body.error.message).toBe("The Configuration binds a Secret to the reserved variable PYTHONPATH; update the Configuration before deploying.")
+        expect(yield* sql`SELECT id FROM agent_revisions WHERE agent_id = ${agent.id}`).toEqual([])
+        expect(yield* sql`SELECT id FROM work_items WHERE kind = 'agent.deploy' AND payload ->> 'agentId' = ${agent.id}`).toEqual([])
+
+        expectData(yield* call("PATCH", `configurations/${configuration.id}`, { values: { agents: {} }, secretBindings: {} }), 200)
+        expect(expectData(yield* call("POST", `agents/${agent.id}/deploy`), 202).agentId).toBe(agent.id)
       }))
   })
 })
