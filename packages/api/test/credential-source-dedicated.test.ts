@@ -91,6 +91,23 @@ describe("harnessAuth credential_source where dedicated execution is offered", (
         expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT id FROM agent_revisions WHERE agent_id = ${direct.id}`)).toEqual([])
       }))
 
+    // docs/decisions/configurations.md "Model-credential endpoints": the egress sends the source's key where the values point.
+    it.effect("a Configuration PATCH that adds a model endpoint under a bound source needs credential_source:operate; refused, nothing changes", () =>
+      Effect.gen(function* () {
+        const { ns, call, source, configuration, bound } = yield* world("csh-redirect")
+        expectData(yield* call("POST", "agents", bound(source.id)), 201)
+        const editor = ["namespace:read", "configuration:read", "configuration:update", "credential_source:read"]
+        const withoutOperate = yield* keyWithPermissions(ns, "csh-redirect-editor", editor)
+        const withOperate = yield* keyWithPermissions(ns, "csh-redirect-binder", [...editor, "credential_source:operate"])
+        const redirect = { values: { models: { providers: { vendor: { baseUrl: "https://collector.example/v1", models: [] } } } } }
+        const path = `configurations/${configuration.id}`
+        expectError(yield* call("PATCH", path, redirect, withoutOperate.headers), 403, "FORBIDDEN")
+        expect(expectData(yield* call("GET", path), 200)).toMatchObject({ generation: 1, values: { agents: {} } })
+        // The harness holds no key the gateway could reach: a change that keeps the endpoints is free.
+        expect(expectData(yield* call("PATCH", path, { values: { agents: {}, ui: {} } }, withoutOperate.headers), 200).generation).toBe(2)
+        expect(expectData(yield* call("PATCH", path, redirect, withOperate.headers), 200).values).toEqual(redirect.values)
+      }))
+
     // SPEC 4.6: "register a new source, rebind and redeploy Agents, then delete the old one".
     it.effect("after rebind and redeploy the old source can be deleted; a queued deployment or the active revision still blocks it", () =>
       Effect.gen(function* () {

@@ -87,12 +87,48 @@ describe("existingNamespace on a Compute Driver that binds one (kubernetes)", ()
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer
         const admin = yield* seedAdmin("ns-bind-invalid@example.com")
-        for (const existingNamespace of ["", " ops", 7, null]) {
+        for (const existingNamespace of [7, null]) {
           const result = yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "bad-binding", existingNamespace })
           yield* expectNamespaceRefused(result, 400, "INVALID_REQUEST", "bad-binding")
-          expect(result.body.error.details.map((d: { path: string }) => d.path)).toEqual(["/existingNamespace"])
+          expect(result.body.error.details).toEqual([{ code: "INVALID_TYPE", path: "/existingNamespace" }])
         }
       }))
+
+    it.effect("existingNamespace must be a Kubernetes namespace name (a DNS-1123 label), or 400 with nothing created", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("ns-bind-label@example.com")
+        const creator = yield* seedNamespaceCreator("ns-bind-label-creator@example.com")
+        const notLabels = [
+          "", " ops", "..", "../kube-system", "ops/../kube-system", "ops%2Fteam", "ops/team", "Ops", "OPS",
+          "-ops", "ops-", "ops_team", "ops.team", "ops team", "ops:team", "\u00e9quipe", "ops\u0000"
+        ]
+        for (const existingNamespace of notLabels) {
+          for (const caller of [admin, creator]) {
+            // Checked with the body, before authorization: the same 400 for a caller without administer.
+            const result = yield* send(baseUrl, "POST", "/namespaces", caller.headers, { name: "bad-label", existingNamespace })
+            yield* expectNamespaceRefused(result, 400, "INVALID_REQUEST", "bad-label")
+            expect(result.body.error.details, JSON.stringify(existingNamespace)).toEqual([{ code: "INVALID_FORMAT", path: "/existingNamespace" }])
+          }
+        }
+        const tooLong = yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "bad-label", existingNamespace: "a".repeat(64) })
+        yield* expectNamespaceRefused(tooLong, 400, "INVALID_REQUEST", "bad-label")
+        expect(tooLong.body.error.details).toEqual([{ code: "TOO_LONG", path: "/existingNamespace" }])
+
+        for (const existingNamespace of ["a", "0", "ops-team-1", "9ops", "a".repeat(63)]) {
+          const created = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: `label-${existingNamespace}`, existingNamespace }), 201)
+          expect(created.existingNamespace).toBe(existingNamespace)
+        }
+      }))
+
+    it("the contract states the DNS-1123 label rule for existingNamespace", () => {
+      const request = documentOf(SvcApi).components.schemas["CreateNamespaceRequest"] as { properties: Record<string, unknown> }
+      expect(request.properties["existingNamespace"]).toMatchObject({
+        type: "string",
+        maxLength: 63,
+        pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+      })
+    })
 
     it.effect("DELETE takes provisioning, ready and failed to deleting (202) with a teardown queued", () =>
       Effect.gen(function* () {

@@ -171,6 +171,13 @@ describe("Namespaces", () => {
           409,
           "RESOURCE_CONFLICT"
         )
+        // The body is checked first: a name that is no Kubernetes namespace is 400 on every driver.
+        expectError(
+          yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: "bound", existingNamespace: "../ops-ns" }),
+          400,
+          "INVALID_REQUEST",
+          [{ code: "INVALID_FORMAT", path: "/existingNamespace" }]
+        )
         // installation:administer is checked before the driver: a caller with only namespace:create is 403.
         const creator = yield* seedNamespaceCreator("ns-creator@example.com")
         const asCreator = yield* send(baseUrl, "POST", "/namespaces", creator.headers, { name: "bound", existingNamespace: "ops-ns" })

@@ -137,6 +137,11 @@ describe("kubernetes Namespace half", () => {
       const missing = { id: NamespaceId.make(), existingNamespace: "not-there" }
       const missingError = failureOf(yield* Effect.exit(driver.provisionNamespace(missing)))
       expect(missingError).toMatchObject({ _tag: "ComputeFailure", code: "EXISTING_NAMESPACE_NOT_FOUND", permanent: false })
+      // A name stored before the API checked it never reaches a request path: no namespace can have it.
+      for (const name of ["..", "ops/../kube-system", "Ops"]) {
+        const invalid = failureOf(yield* Effect.exit(driver.provisionNamespace({ id: NamespaceId.make(), existingNamespace: name })))
+        expect(invalid, name).toMatchObject({ _tag: "ComputeFailure", code: "EXISTING_NAMESPACE_NOT_FOUND", permanent: true })
+      }
 
       const bound = { id: NamespaceId.make(), existingNamespace }
       yield* driver.provisionNamespace(bound)

@@ -11,9 +11,9 @@ import { AuditLog } from "@svc/core/audit"
 import { InstallationConfiguration } from "@svc/core/config"
 import { CATALOG_VERSION } from "@svc/core/drivers/plugin"
 import { type AgentRow, AgentsRepo, NamespacesRepo, RevisionsRepo, type RevisionSnapshot, WorkItemsRepo } from "@svc/core/db"
-import { AgentDeleting, NamespaceNotReady, NotFound } from "@svc/core/errors"
+import { AgentDeleting, NamespaceNotReady, NotFound, ResourceConflict } from "@svc/core/errors"
 import { CurrentCaller } from "@svc/core/iam"
-import { ConfigurationId, type NamespaceId, RevisionId } from "@svc/core/schema"
+import { ConfigurationId, type NamespaceId, reservedEnvironmentName, RevisionId } from "@svc/core/schema"
 import { AGENT_DEPLOY, deliveredSecrets } from "@svc/core/tenancy"
 import { Effect, Option, Schema } from "effect"
 import { Authorization } from "../auth/authorize.js"
@@ -123,6 +123,13 @@ export class RevisionQueue extends Effect.Service<RevisionQueue>()("@svc/api/Rev
         // A rollback freezes the account's credential as it is now, as a deploy does.
         const credential = yield* serviceAccounts.freeze(namespaceId, from.harnessAuth)
         const configuration = yield* from.configuration
+        // Admission refuses reserved destinations (SPEC 2.8); one saved before it was reserved is not delivered either.
+        const reserved = Object.keys(configuration.secret_bindings).find((name) => reservedEnvironmentName(name) !== undefined)
+        if (reserved !== undefined) {
+          return yield* new ResourceConflict({
+            message: `The Configuration binds a Secret to the reserved variable ${reserved}; update the Configuration before deploying.`
+          })
+        }
         const secretIds = [...new Set(deliveredSecrets(configuration.secret_bindings, from.harnessAuth).map((d) => d.secretId))].sort()
         yield* admitSecrets(namespaceId, agent.service_principal_id, secretIds)
 

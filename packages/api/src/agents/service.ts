@@ -21,6 +21,7 @@ import { agentFieldsOf, suppliedSettings, withoutUndefined } from "./draft.js"
 import { agentRef } from "./policy.js"
 import { AgentLookup } from "./lookup.js"
 import { ServiceAccountBinding } from "./serviceAccountBinding.js"
+import { ModelCredentials } from "./modelCredentials.js"
 import { requestedRepositories } from "./repositoryAdmission.js"
 import { toAgent } from "./views.js"
 import { currentWorkspaceDefaultsId } from "./workspaceDefaults.js"
@@ -48,6 +49,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     const admission = yield* AgentAdmission
     const pages = yield* GatedPages
     const serviceAccountBinding = yield* ServiceAccountBinding
+    const modelCredentials = yield* ModelCredentials
 
     const create = exportedFn("Agents.create")(function* (namespaceId: NamespaceId, body: CreateAgentBody) {
       const caller = yield* CurrentCaller
@@ -124,6 +126,8 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
         if (kept !== undefined && kept !== null && draft.executionMode !== current.execution_mode) {
           yield* admission.admitTopology(kept, draft.executionMode)
         }
+        // Another Configuration can send a kept credential elsewhere: that needs the grant that binds it.
+        yield* modelCredentials.admitConfigurationSwap(namespaceId, kept, current.configuration_id, draft.configurationId)
         yield* serviceAccountBinding.admitUpdate(namespaceId, current.settings.harnessAuth, body.harnessAuth, { before: current.backend_id, after: draft.backendId })
         const row = yield* repo.updateDraft({
           id: agentId,
@@ -204,6 +208,7 @@ export class Agents extends Effect.Service<Agents>()("@svc/api/Agents", {
     NamespaceGuard.Default,
     AgentAdmission.Default,
     GatedPages.Default,
-    ServiceAccountBinding.Default
+    ServiceAccountBinding.Default,
+    ModelCredentials.Default
   ]
 }) {}

@@ -17,6 +17,7 @@ import { GatedPages, inNamespace } from "../auth/gatedPage.js"
 import { isForeignKeyViolation, namespaceRef, pageOf } from "../iam/access.js"
 import { NamespaceGuard, requireExternalNamespaceProvisioned } from "../namespaces/guard.js"
 import { secretRef } from "../secrets/policy.js"
+import { ModelCredentials } from "../agents/modelCredentials.js"
 import { configurationRef } from "./policy.js"
 import { exportedFn } from "@svc/core/observability"
 
@@ -48,6 +49,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
     const { authorize } = yield* Authorization
     const namespaces = yield* NamespaceGuard
     const pages = yield* GatedPages
+    const modelCredentials = yield* ModelCredentials
 
     /**
      * The caller's exact `operate` on every bound Secret (SPEC 4.3). A Secret of another Namespace
@@ -110,7 +112,8 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
      * PATCH replaces `values`, and `secretBindings` when given (omitted: kept), and adds one to
      * `generation`. The caller needs `operate` on every Secret bound after the change, kept bindings
      * included: `values` decide where the runtime sends what it is given, so whoever rewrites them
-     * must be allowed to use the Secrets delivered beside them.
+     * must be allowed to use the Secrets delivered beside them, and to aim the model credential of
+     * every Agent that takes them (`ModelCredentials`).
      */
     const update = exportedFn("Configurations.update")(function* (
       namespaceId: NamespaceId,
@@ -128,6 +131,7 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
         }
         const bindings = payload.secretBindings ?? current.value.secret_bindings
         yield* admitBindings(namespaceId, bindings)
+        yield* modelCredentials.admitValuesChange(namespaceId, configurationId, current.value.values, payload.values)
         const updated = toConfiguration(yield* repo.update({ id: configurationId, values: payload.values, secret_bindings: bindings }))
         if (payload.secretBindings !== undefined) {
           yield* repo.replaceSecretRefs({ configuration_id: configurationId, secret_ids: boundSecretIds(bindings) })
@@ -171,5 +175,13 @@ export class Configurations extends Effect.Service<Configurations>()("@svc/api/C
 
     return { admitBindings, create, list, get, update, delete: remove }
   }),
-  dependencies: [ConfigurationsRepo.Default, SecretsRepo.Default, AuditLog.Default, Authorization.Default, NamespaceGuard.Default, GatedPages.Default]
+  dependencies: [
+    ConfigurationsRepo.Default,
+    SecretsRepo.Default,
+    AuditLog.Default,
+    Authorization.Default,
+    NamespaceGuard.Default,
+    GatedPages.Default,
+    ModelCredentials.Default
+  ]
 }) {}

@@ -1,8 +1,10 @@
 /**
  * Destination environment variables of Secret bindings (SPEC 2.8). A binding delivers a Secret
- * into an Agent gateway's process environment under a name the caller picks; names that steer
- * the process itself, or that belong to us, the runtime or a model provider, are refused at
- * admission so a binding can never redirect execution, traffic or model authentication.
+ * into an Agent gateway's process environment under a name the caller picks, and every process
+ * the gateway starts inherits it; names that steer a process (its loader, C library, shell,
+ * interpreter, network path, cluster client), or that belong to us, the runtime or a model
+ * provider, are refused at admission so a binding can never redirect execution, traffic or model
+ * authentication.
  *
  * The list is matched case-insensitively: the runtime and many libraries read both spellings
  * (`https_proxy` and `HTTPS_PROXY`).
@@ -17,9 +19,20 @@ export const ReservedEnvironmentNames: ReadonlyArray<string> = [
   "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS", "ENV",
   "BASH_ENV", "PS4", "PROMPT_COMMAND", "TERM", "TZ", "LANG", "LANGUAGE", "EDITOR", "VISUAL", "PAGER",
   "DISPLAY", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+  "PS1", "PS2", "PS3", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "HISTFILE", "INPUTRC", "ZDOTDIR",
+  "BROWSER", "LESSOPEN", "LESSCLOSE", "MANPAGER", "TERMINFO", "TERMINFO_DIRS", "DBUS_SESSION_BUS_ADDRESS",
+  // The C library: what glibc itself ignores in setuid programs, for the same reason
+  "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "LOCPATH", "NLSPATH", "NIS_PATH", "TZDIR",
+  "HOSTALIASES", "RESOLV_HOST_CONF", "LOCALDOMAIN", "RES_OPTIONS",
+  // Interpreters and virtual machines the gateway's tools may start: code to load or run at start-up
+  "PERLLIB", "PERLIO", "PERLIO_DEBUG", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
+  "PHPRC", "PHP_INI_SCAN_DIR", "TCLLIBPATH", "VIRTUAL_ENV", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY",
+  "RUSTC_WRAPPER", "RUSTFLAGS",
   // Network path and trust
   "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "FTP_PROXY", "GLOBAL_AGENT_HTTP_PROXY",
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+  "SOCKS_PROXY", "SOCKS5_PROXY", "RSYNC_PROXY",
+  "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSLKEYLOGFILE",
+  "CURL_HOME", "WGETRC", "NETRC", "KRB5CCNAME", "KUBECONFIG", "CONTAINER_HOST",
   // Our own process settings and telemetry the embedding sets; the `api_key` harness Secret
   "DATABASE_URL", "DO_NOT_TRACK", "MODEL_API_KEY"
 ]
@@ -30,8 +43,18 @@ export const ReservedEnvironmentPrefixes: ReadonlyArray<string> = [
   "SVC_", "OTEL_",
   // The runtime (OpenClaw gateway on Node.js) and its package manager
   "OPENCLAW_", "CLAWDBOT_", "NODE_", "NPM_", "NPM_CONFIG_", "COREPACK_", "UV_",
-  // Dynamic loaders
-  "LD_", "DYLD_",
+  // Dynamic loaders, the C library's allocator, locale categories
+  "LD_", "DYLD_", "MALLOC_", "LC_",
+  // Shells and desktop directories
+  "BASH_", "XDG_",
+  // Interpreters and package managers (PYTHON: PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHON_*, ...)
+  "PYTHON", "PIP_", "PERL5", "PERL_", "RUBY", "GEM_", "BUNDLE_", "JAVA_", "LUA_", "YARN_", "PNPM_", "BUN_", "DENO_", "CARGO_",
+  // TLS, Kerberos and RPC libraries, which load modules or trust roots from these
+  "OPENSSL_", "KRB5_", "GRPC_",
+  // Orchestrators and container engines: which cluster or daemon a client talks to
+  "KUBERNETES_", "DOCKER_",
+  // Browsers the gateway may drive
+  "PLAYWRIGHT_", "PUPPETEER_",
   // Tools the gateway may start (git, ssh), which follow these to run programs or reach hosts
   "GIT_", "SSH_", "GH_", "GITHUB_",
   // Model providers: model authentication belongs to `harnessAuth` (SPEC 2.8)

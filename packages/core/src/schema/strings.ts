@@ -49,6 +49,11 @@ export const wellFormedText = Schema.filter<Schema.Schema<string>>((s) => !LONE_
 export const PatternString = (pattern: RegExp, max: number) =>
   Schema.String.pipe(maxChars(max), Schema.pattern(pattern, { message: detailMessage("INVALID_FORMAT") }))
 
+/** A DNS-1123 label, the name Kubernetes gives a namespace: lowercase alphanumerics and '-', alphanumeric at both ends. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+export const DNS_LABEL_MAX = 63
+export const isDnsLabel = (s: string): boolean => s.length <= DNS_LABEL_MAX && DNS_LABEL.test(s)
+
 /** An integer in `[min, max]` (INVALID_VALUE outside, INVALID_TYPE for non-numbers). */
 export const BoundedInt = (min: number, max: number) =>
   Schema.Number.pipe(

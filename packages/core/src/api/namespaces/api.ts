@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { Envelope, ListEnvelope, NamespaceId, RequestBody, Timestamp } from "../../schema/index.js"
+import { DNS_LABEL, DNS_LABEL_MAX, Envelope, ListEnvelope, NamespaceId, PatternString, RequestBody, Timestamp } from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
@@ -24,9 +24,19 @@ export const Namespace = Schema.Struct({
 }).annotations({ identifier: "Namespace" })
 export type Namespace = typeof Namespace.Type
 
+/**
+ * SPEC 2.3 `existingNamespace` names a namespace of the cluster, and reaches the Kubernetes API
+ * in request paths: it must be what Kubernetes accepts as one, a DNS-1123 label (at most 63
+ * characters, TOO_LONG; lowercase letters, digits and '-', starting and ending with a letter or
+ * digit, INVALID_FORMAT), so `..`, `/` or `%2F` never reach a path.
+ */
+export const ExistingNamespaceName = PatternString(DNS_LABEL, DNS_LABEL_MAX).annotations({
+  description: "An operator-prepared Kubernetes namespace to bind: a DNS-1123 label"
+})
+
 export const CreateNamespace = RequestBody({
   name: ResourceName,
-  existingNamespace: Schema.optionalWith(ResourceName, { exact: true })
+  existingNamespace: Schema.optionalWith(ExistingNamespaceName, { exact: true })
 }).annotations({ identifier: "CreateNamespaceRequest" })
 
 export const NamespaceList = Schema.Array(Namespace)

@@ -85,6 +85,21 @@ export const renderHarnessValues = (values: Readonly<Record<string, unknown>>, o
   return { values: { ...values, models: { ...models, providers: rewritten } }, upstreams }
 }
 
+/**
+ * Every base URL `values` gives a model provider: where a credential the platform delivers for
+ * model calls can be sent (the harness's upstreams; the gateway's own calls with `api_key`).
+ * Admission compares these before and after a change (docs/decisions/configurations.md
+ * "Model-credential endpoints").
+ */
+export const modelProviderEndpoints = (values: Readonly<Record<string, unknown>>): ReadonlySet<string> =>
+  new Set(Object.values(renderHarnessValues(values).upstreams))
+
+/** Whether `after` names a model-provider base URL that `before` did not. */
+export const introducesModelEndpoint = (before: Readonly<Record<string, unknown>>, after: Readonly<Record<string, unknown>>): boolean => {
+  const known = modelProviderEndpoints(before)
+  return [...modelProviderEndpoints(after)].some((url) => !known.has(url))
+}
+
 /** The harness Secret's values, revealed for a manifest (only the driver calls this). */
 export const harnessSecretData = (spec: HarnessSpec): Record<string, string> =>
   Object.fromEntries(Object.entries(spec.env).map(([name, value]) => [name, Redacted.value(value)]))

@@ -7,6 +7,7 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { Duration, Effect, Schedule } from "effect"
+import { isDnsLabel } from "../../../schema/strings.js"
 import type { ComputeDriverShape, NamespaceRuntime } from "../driver.js"
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import { kubernetesNamespace, LABELS } from "./names.js"
@@ -31,9 +32,16 @@ export const makeKubernetesNamespaces = (cluster: Cluster, options: NamespaceOpt
     false
   )
 
-  /** The operator's namespace, checked: it exists and no other Namespace has bound it. */
+  /**
+   * The operator's namespace, checked: a namespace name (the API admits no other since it checks
+   * them; a row stored before that must not put `..` into a request path), it exists, and no other
+   * Namespace has bound it.
+   */
   const checkExisting = (namespace: NamespaceRuntime, name: string) =>
     Effect.gen(function* () {
+      if (!isDnsLabel(name)) {
+        return yield* failure(KubernetesCodes.EXISTING_NAMESPACE_NOT_FOUND, "The existing runtime namespace is not a Kubernetes namespace name.", true)
+      }
       const existing = yield* cluster.read(namespaceRef(name))
       if (existing === undefined) {
         return yield* failure(KubernetesCodes.EXISTING_NAMESPACE_NOT_FOUND, "The existing runtime namespace does not exist.", false)
