@@ -1,7 +1,8 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { ErrorStatus } from "../errors/index.js"
 import { CurrentRequestId, RequestId } from "../schema/index.js"
-import { Cause, Context, Effect, FiberRef, HashMap, LogLevel } from "effect"
+import { Cause, Context, Effect, FiberRef, HashMap, LogLevel, Tracer } from "effect"
+import { bareRequestSpan } from "../observability/spans.js"
 
 /** The access log line: one per request, at Info, with its method, path, status and duration. */
 const accessLog = (request: HttpServerRequest.HttpServerRequest, started: number, response: HttpServerResponse.HttpServerResponse) =>
@@ -40,12 +41,19 @@ export const withRequestId = <E, R>(app: HttpApp.Default<E, R>) =>
         HttpServerResponse.setHeaders(response, { "x-request-id": requestId, "cache-control": "no-store" })
       )
     )
-    // The server's request span is the current span here: tag it so traces and logs join up.
-    yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
-    yield* FiberRef.update(FiberRef.currentContext, Context.add(CurrentRequestId, requestId))
-    yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("requestId", requestId))
-    yield* FiberRef.update(FiberRef.currentTracerSpanAnnotations, HashMap.set<string, unknown>("svc.request_id", requestId))
     const request = yield* HttpServerRequest.HttpServerRequest
+    const bare = yield* bareRequestSpan(request.method)
+    if (bare === undefined) {
+      // Spans are exported, and the platform's request span is current: tag it, and the spans
+      // below it, so traces and logs join up.
+      yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
+      yield* FiberRef.update(FiberRef.currentTracerSpanAnnotations, HashMap.set<string, unknown>("svc.request_id", requestId))
+    }
+    yield* FiberRef.update(FiberRef.currentContext, (context) => {
+      const identified = Context.add(context, CurrentRequestId, requestId)
+      return bare === undefined ? identified : Context.add(identified, Tracer.ParentSpan, bare)
+    })
+    yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("requestId", requestId))
     const started = Date.now()
     return yield* app.pipe(
       Effect.catchAllCause((cause) => {

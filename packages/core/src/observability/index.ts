@@ -24,7 +24,7 @@ export {
   REDACTED,
   scrub
 } from "./scrub.js"
-export { exportedFn, spansExported, withExportedSpan } from "./spans.js"
+export { annotateExportedSpan, bareRequestSpan, exportedFn, spansExported, withExportedSpan } from "./spans.js"
 export { tracesUrl, tracingLayer, type TracingOptions } from "./tracing.js"
 export * as SvcMetrics from "./metrics/instruments.js"
 export { makeHttpMetrics, NATIVE_ADMIN_ROUTE, ROUTE_ATTRIBUTE, routeTemplate, UNMATCHED_ROUTE } from "./metrics/httpMetrics.js"

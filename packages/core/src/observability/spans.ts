@@ -6,7 +6,7 @@
  * capture were about a tenth of an authenticated request's CPU. With an exporter, every span is
  * made exactly as `Effect.withSpan` and `Effect.fn` make it.
  */
-import { Context, DefaultServices, Effect, Tracer } from "effect"
+import { Context, DefaultServices, Effect, Option, Tracer } from "effect"
 import { dual } from "effect/Function"
 import { isGeneratorFunction } from "effect/Utils"
 
@@ -44,3 +44,21 @@ export const exportedFn = (name: string, options?: Tracer.SpanOptions): Effect.f
         : Effect.suspend(() => body.apply(this, args) as Effect.Effect<unknown, unknown, unknown>)
       return withExportedSpan(pipeables.reduce((piped, step) => step(piped, ...args), effect), name, options)
     }) as unknown as Effect.fn.Gen & Effect.fn.NonGen
+
+/** `Effect.annotateCurrentSpan` when spans are exported: no failure built for a missing span otherwise. */
+export const annotateExportedSpan = (values: Record<string, unknown>): Effect.Effect<void> =>
+  Effect.flatMap(Effect.tracer, (tracer) => tracer === nativeTracer ? Effect.void : Effect.annotateCurrentSpan(values))
+
+/**
+ * The request's span when the platform makes none (spans not exported; http/pipeline.ts): a
+ * native span made directly, without a span's scope and exit hook. The router writes the matched
+ * route on it (the HTTP metrics' `route` label), annotations land on it, and log lines carry its
+ * ids, as with the platform's span; it reaches no one, so it is not ended. `undefined` when spans
+ * are exported: the platform's own request span is current then.
+ */
+export const bareRequestSpan = (method: string): Effect.Effect<Tracer.Span | undefined> =>
+  Effect.map(Effect.tracer, (tracer) =>
+    tracer === nativeTracer
+      ? tracer.span(`http.server ${method}`, Option.none(), Context.empty(), [], BigInt(Date.now()) * 1_000_000n, "server")
+      : undefined
+  )

@@ -6,7 +6,7 @@ import * as crypto from "node:crypto"
 import { PgPool } from "../db/pgPool.js"
 import { runNamed } from "../db/namedStatement.js"
 import { decodeWorkItem, type WorkItem, workItemColumns } from "./item.js"
-import { exportedFn } from "../observability/spans.js"
+import { annotateExportedSpan, exportedFn } from "../observability/spans.js"
 
 /** The channel workers `LISTEN` on; the payload of each notification is the item's kind. */
 export const WORK_CHANNEL = "svc_work"
@@ -59,7 +59,7 @@ export const enqueue: (options: EnqueueOptions) => Effect.Effect<Enqueued, SqlEr
     options.deadline instanceof Date
       ? sql`${options.deadline}::timestamptz`
       : sql`now() + make_interval(secs => ${seconds(options.deadline ?? DEFAULT_DEADLINE)})`
-  yield* Effect.annotateCurrentSpan({ kind: options.kind })
+  yield* annotateExportedSpan({ kind: options.kind })
   // Outside a transaction, with the process's pool at hand, the statements go as named prepared
   // statements: PostgreSQL does not parse and plan them inside the enqueue's own transaction,
   // which the item's wait until a worker claims it is measured from.

@@ -16,7 +16,8 @@ export const NATIVE_ADMIN_ROUTE = "native-admin"
 /**
  * The platform router writes the matched route's path (`/a/:id`) to the request span as
  * `http.route`; it is the only place that knows which route matched, and reading it back costs a
- * map lookup. The server's request span exists whether or not traces are exported.
+ * map lookup. A request span is current whether or not traces are exported: the platform's, or
+ * the bare one `withRequestId` makes in its place (observability/spans.ts).
  */
 export const ROUTE_ATTRIBUTE = "http.route"
 
