@@ -5,6 +5,7 @@
  * `meta.requestId` and `x-request-id`. Any other Host goes on to the API unchanged.
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { agentHostLabel, type NativeAdminConfig } from "@svc/core/config"
 import type { ComputeDriver } from "@svc/core/drivers/compute"
@@ -13,7 +14,8 @@ import { CurrentRequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import type { AuthSettings } from "../auth/settings.js"
 import { admitNativeAdmin } from "./admit.js"
-import { relay } from "./forward.js"
+import { relay, relayUpgrade } from "./forward.js"
+import { heldWhileAdmitted } from "./lapse.js"
 import { recordAudit } from "@svc/core/audit"
 import { refusal } from "../dispatchRefusal.js"
 
@@ -31,6 +33,15 @@ const auditOpened = (admitted: { readonly caller: { readonly principalId: string
     details: { revisionId: admitted.revisionId }
   })
 
+/**
+ * The platform writes an answer with a body and waits, uninterruptibly, for the write to finish,
+ * which on a socket already destroyed never happens; and the server's shutdown waits for every
+ * WebSocket handshake's request. So a browser that left (during admission, or as its relay was
+ * interrupted) is answered with no body.
+ */
+const unlessGone = (request: HttpServerRequest.HttpServerRequest) => (response: HttpServerResponse.HttpServerResponse) =>
+  NodeHttpServerRequest.toIncomingMessage(request).socket.destroyed ? HttpServerResponse.empty({ status: response.status }) : response
+
 const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: string) =>
   Effect.gen(function* () {
     const upgrade = isWebSocketUpgrade(request)
@@ -40,10 +51,12 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
         Effect.logWarning("native admin: the session-opened audit failed", error)))
     }
     const requestId = yield* CurrentRequestId
-    const relayed = yield* relay(request, admitted.endpoint, requestId, upgrade)
+    const relayed = yield* upgrade
+      ? heldWhileAdmitted(request, admitted, (signal) => relayUpgrade(request, admitted.endpoint, signal))
+      : relay(request, admitted.endpoint, requestId)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
-  }).pipe(Effect.catchAll(refusal), Effect.withSpan("NativeAdmin.serve"))
+  }).pipe(Effect.catchAll(refusal), Effect.map(unlessGone(request)), Effect.withSpan("NativeAdmin.serve"))
 
 /**
  * The middleware for the pipeline's `dispatch` slot; its services are taken once, here, so the
