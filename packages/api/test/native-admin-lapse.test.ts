@@ -8,7 +8,8 @@ import { SqlClient } from "@effect/sql"
 import { NativeAdminRecheck } from "@svc/api"
 import { describe, expect, layer } from "@effect/vitest"
 import { RoleId } from "@svc/core/schema"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
+import * as net from "node:net"
 import { WebSocket } from "ws"
 import { bindRole, signedInSession } from "../../../testing/identity.js"
 import { LogCapture } from "../../../testing/server.js"
@@ -46,11 +47,17 @@ const closedCode = (relayed: Relayed) => Effect.promise(() => relayed.closed)
 const closures = (principalId: string) =>
   Effect.map(auditOf("agent.native-admin-closed"), (rows) => rows.filter((row) => row.actor_principal_id === principalId))
 
-const closureReasons = (principalId: string) =>
+/**
+ * The closure's audit reasons, once there are any: the sockets are destroyed first and the record
+ * written after, so the browser can see its close before the record is there.
+ */
+const closureReasons = (principalId: string): Effect.Effect<ReadonlyArray<{ readonly reason: string }>, never, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ reason: string }>`
     SELECT details->>'reason' AS reason FROM audit_events
     WHERE kind = 'agent.native-admin-closed' AND actor_principal_id = ${principalId} ORDER BY id
-  `.pipe(Effect.orDie))
+  `.pipe(Effect.orDie)).pipe(
+    Effect.flatMap((rows) => rows.length > 0 ? Effect.succeed(rows) : Effect.zipRight(Effect.sleep(Duration.millis(50)), closureReasons(principalId)))
+  )
 
 // Checked every 200 ms; a check may take 30 s before it counts as a lapse, so a loaded machine
 // never closes a socket whose admission holds.
@@ -124,6 +131,39 @@ describe("native admin: an open WebSocket follows its session and grant", () => 
           return opened
         }))
         expect(yield* closedCode(relayed)).toBe(1006)
+      }))
+
+    it.effect("the server's shutdown is not held by a refused handshake whose browser left during admission", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.scoped(Effect.gen(function* () {
+          const server = yield* Layer.build(nativeAdminServerLayer)
+          const f = yield* agentFixture("lapse-left").pipe(Effect.provide(server))
+          const signOut = yield* Effect.promise(() => fetch(`${f.baseUrl}/api/auth/sign-out`, {
+            method: "POST",
+            headers: { cookie: sharedCookie(f.token), origin: CONSOLE_ORIGIN }
+          }))
+          expect(signOut.status).toBe(200)
+          // The session lookup waits on the lock while the browser resets its connection; then the
+          // handshake is refused (401) on a socket already gone.
+          yield* sql.withTransaction(Effect.gen(function* () {
+            yield* sql`LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE`
+            const browser = net.connect(Number(new URL(f.baseUrl).port), "127.0.0.1")
+            browser.on("error", () => undefined)
+            browser.write([
+              "GET /ws HTTP/1.1", `Host: ${f.host}`, "Upgrade: websocket", "Connection: Upgrade",
+              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+              `Origin: http://${f.host}`, `Cookie: ${sharedCookie(f.token)}`, "", ""
+            ].join("\r\n"))
+            yield* Effect.repeat(
+              sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_locks WHERE relation = 'sessions'::regclass AND NOT granted`,
+              { until: ([row]) => row!.waiting > 0, schedule: Schedule.spaced(Duration.millis(50)) }
+            )
+            browser.resetAndDestroy()
+            // Time for the server to see the browser's socket close before admission goes on.
+            yield* Effect.sleep(Duration.millis(300))
+          }))
+        }))
       }))
   })
 })

@@ -34,17 +34,29 @@ const auditOpened = (admitted: { readonly caller: { readonly principalId: string
   })
 
 /**
- * The platform writes an answer with a body and waits, uninterruptibly, for the write to finish,
- * which on a socket already destroyed never happens; and the server's shutdown waits for every
- * WebSocket handshake's request. So a browser that left (during admission, or as its relay was
- * interrupted) is answered with no body.
+ * A refused WebSocket handshake is answered here, on the Node response, without waiting for the
+ * write (the platform then writes nothing more: the response has ended). The platform would wait
+ * for it, uninterruptibly, and a write on a socket the browser has left (destroyed, or closed by
+ * the peer while half-open) never finishes; the server's shutdown waits for every handshake's
+ * request, so that wait would hold it forever. `no-store` is the request-id layer's, which runs
+ * only for what the platform writes.
  */
-const unlessGone = (request: HttpServerRequest.HttpServerRequest) => (response: HttpServerResponse.HttpServerResponse) =>
-  NodeHttpServerRequest.toIncomingMessage(request).socket.destroyed ? HttpServerResponse.empty({ status: response.status }) : response
+const answeredHere = (request: HttpServerRequest.HttpServerRequest) => (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.sync(() => {
+    const node = NodeHttpServerRequest.toServerResponse(request)
+    if (node.writableEnded || response.body._tag !== "Uint8Array") return response
+    node.writeHead(response.status, { ...response.headers, "cache-control": "no-store" })
+    node.end(response.body.body)
+    return response
+  })
 
 const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: string) =>
   Effect.gen(function* () {
     const upgrade = isWebSocketUpgrade(request)
+    // Node takes its own listeners off a socket it hands over for an upgrade: a browser that
+    // resets it before `ws` has it would otherwise raise an unhandled error (the socket is
+    // destroyed by the error either way).
+    if (upgrade) NodeHttpServerRequest.toIncomingMessage(request).socket.on("error", () => undefined)
     const admitted = yield* admitNativeAdmin(request, label, upgrade)
     if (upgrade) {
       yield* auditOpened(admitted).pipe(Effect.catchTag("SqlError", (error) =>
@@ -56,7 +68,10 @@ const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: st
       : relay(request, admitted.endpoint, requestId)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
-  }).pipe(Effect.catchAll(refusal), Effect.map(unlessGone(request)), Effect.withSpan("NativeAdmin.serve"))
+  }).pipe(
+    Effect.catchAll((error) => Effect.flatMap(refusal(error), isWebSocketUpgrade(request) ? answeredHere(request) : Effect.succeed)),
+    Effect.withSpan("NativeAdmin.serve")
+  )
 
 /**
  * The middleware for the pipeline's `dispatch` slot; its services are taken once, here, so the
