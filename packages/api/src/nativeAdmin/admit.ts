@@ -103,3 +103,29 @@ export const admitNativeAdmin = (
     Effect.catchTag("SqlError", unavailable("Authentication is unavailable; retry later.")),
     withExportedSpan("NativeAdmin.admit")
   )
+
+/** Why an open Control UI WebSocket is closed (logged and audited; never a credential). */
+export type Lapse = "session" | "grant" | "unavailable"
+
+/**
+ * What keeps an admitted WebSocket from staying open now, if anything: its session read again
+ * from storage (sign-out, a disabled or revoked account, expiry) and exact Agent `administer`.
+ * A check that cannot be made (a database failure, a defect) is a lapse too: fails closed.
+ */
+export const admissionLapse = (
+  request: HttpServerRequest.HttpServerRequest,
+  admitted: Admitted
+): Effect.Effect<Option.Option<Lapse>, never, SqlClient.SqlClient | AuthSettings> =>
+  Effect.gen(function* () {
+    const caller = yield* authenticateSharedSession(request)
+    yield* authorize(permission("agent", "administer"), agentRef(admitted.namespaceId, admitted.agentId)).pipe(
+      Effect.provideService(CurrentCaller, caller)
+    )
+    return Option.none<Lapse>()
+  }).pipe(
+    Effect.catchAll((error) => Effect.succeedSome<Lapse>(
+      error._tag === "Unauthenticated" ? "session" : error._tag === "Forbidden" || error._tag === "NotFound" ? "grant" : "unavailable"
+    )),
+    Effect.catchAllDefect(() => Effect.succeedSome<Lapse>("unavailable")),
+    withExportedSpan("NativeAdmin.recheck")
+  )

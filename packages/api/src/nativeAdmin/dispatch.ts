@@ -5,6 +5,7 @@
  * `meta.requestId` and `x-request-id`. Any other Host goes on to the API unchanged.
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { agentHostLabel, type NativeAdminConfig } from "@svc/core/config"
 import type { ComputeDriver } from "@svc/core/drivers/compute"
@@ -13,7 +14,8 @@ import { CurrentRequestId } from "@svc/core/schema"
 import { Effect } from "effect"
 import type { AuthSettings } from "../auth/settings.js"
 import { admitNativeAdmin } from "./admit.js"
-import { relay } from "./forward.js"
+import { relay, relayUpgrade } from "./forward.js"
+import { heldWhileAdmitted } from "./lapse.js"
 import { recordAudit } from "@svc/core/audit"
 import { refusal } from "../dispatchRefusal.js"
 import { withExportedSpan } from "@svc/core/observability"
@@ -32,19 +34,45 @@ const auditOpened = (admitted: { readonly caller: { readonly principalId: string
     details: { revisionId: admitted.revisionId }
   })
 
+/**
+ * A refused WebSocket handshake is answered here, on the Node response, without waiting for the
+ * write (the platform then writes nothing more: the response has ended). The platform would wait
+ * for it, uninterruptibly, and a write on a socket the browser has left (destroyed, or closed by
+ * the peer while half-open) never finishes; the server's shutdown waits for every handshake's
+ * request, so that wait would hold it forever. `no-store` is the request-id layer's, which runs
+ * only for what the platform writes.
+ */
+const answeredHere = (request: HttpServerRequest.HttpServerRequest) => (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.sync(() => {
+    const node = NodeHttpServerRequest.toServerResponse(request)
+    if (node.writableEnded || response.body._tag !== "Uint8Array") return response
+    node.writeHead(response.status, { ...response.headers, "cache-control": "no-store" })
+    node.end(response.body.body)
+    return response
+  })
+
 const serveNativeHost = (request: HttpServerRequest.HttpServerRequest, label: string) =>
   Effect.gen(function* () {
     const upgrade = isWebSocketUpgrade(request)
+    // Node takes its own listeners off a socket it hands over for an upgrade: a browser that
+    // resets it before `ws` has it would otherwise raise an unhandled error (the socket is
+    // destroyed by the error either way).
+    if (upgrade) NodeHttpServerRequest.toIncomingMessage(request).socket.on("error", () => undefined)
     const admitted = yield* admitNativeAdmin(request, label, upgrade)
     if (upgrade) {
       yield* auditOpened(admitted).pipe(Effect.catchTag("SqlError", (error) =>
         Effect.logWarning("native admin: the session-opened audit failed", error)))
     }
     const requestId = yield* CurrentRequestId
-    const relayed = yield* relay(request, admitted.endpoint, requestId, upgrade)
+    const relayed = yield* upgrade
+      ? heldWhileAdmitted(request, admitted, (signal) => relayUpgrade(request, admitted.endpoint, signal))
+      : relay(request, admitted.endpoint, requestId)
     // The answer is already written on the Node response; the platform writes nothing more.
     return HttpServerResponse.empty({ status: relayed.status })
-  }).pipe(Effect.catchAll(refusal), withExportedSpan("NativeAdmin.serve"))
+  }).pipe(
+    Effect.catchAll((error) => Effect.flatMap(refusal(error), isWebSocketUpgrade(request) ? answeredHere(request) : Effect.succeed)),
+    withExportedSpan("NativeAdmin.serve")
+  )
 
 /**
  * The middleware for the pipeline's `dispatch` slot; its services are taken once, here, so the

@@ -28,11 +28,13 @@ const pathOf = (url: string | undefined): string => {
 
 /**
  * A WebSocket handshake: terminated here and relayed frame by frame (websocket.ts), so that the
- * gateway token can be put in the Control UI's `connect` request.
+ * gateway token can be put in the Control UI's `connect` request. Aborting `signal`, or
+ * interrupting the relay, destroys both sockets.
  */
-const relayUpgrade = (
+export const relayUpgrade = (
   request: HttpServerRequest.HttpServerRequest,
-  endpoint: PrivateEndpoint
+  endpoint: PrivateEndpoint,
+  signal: AbortSignal
 ): Effect.Effect<Relayed, DependencyUnavailable> =>
   Effect.async<Relayed, DependencyUnavailable>((resume) => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
@@ -43,17 +45,17 @@ const relayUpgrade = (
       token: endpoint.token
     }, (status) => resume(status === undefined
       ? Effect.zipRight(Effect.logWarning("native admin: the gateway WebSocket failed"), Effect.fail(unreachable()))
-      : Effect.succeed({ status })))
+      : Effect.succeed({ status })), signal)
     return Effect.sync(abort)
   })
 
+/** A plain HTTP request (not a WebSocket handshake), streamed both ways. */
 export const relay = (
   request: HttpServerRequest.HttpServerRequest,
   endpoint: PrivateEndpoint,
-  requestId: string,
-  upgrade: boolean
+  requestId: string
 ): Effect.Effect<Relayed, DependencyUnavailable> =>
-  upgrade ? relayUpgrade(request, endpoint) : Effect.async<Relayed, DependencyUnavailable>((resume) => {
+  Effect.async<Relayed, DependencyUnavailable>((resume) => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     const target = new URL(endpoint.url)
     const outgoing = http.request({
@@ -62,7 +64,7 @@ export const relay = (
       port: target.port,
       method: incoming.method,
       path: pathOf(incoming.url),
-      headers: gatewayRequestHeaders(incoming.headers, { host: target.host, token: endpoint.token }, upgrade)
+      headers: gatewayRequestHeaders(incoming.headers, { host: target.host, token: endpoint.token }, false)
     })
     let answered = false
     outgoing.on("error", (error) => {

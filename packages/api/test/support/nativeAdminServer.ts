@@ -129,17 +129,19 @@ const recorderCompute = Layer.effect(
   }))
 )
 
-/** The whole API with native admin on, over a fresh database; the recorder as every gateway. */
-export const nativeAdminTestLayer = serveForTest(
+/** The whole API with native admin on, over the database it is given; a recorder as every gateway. */
+export const nativeAdminServerLayer = serveForTest(
   nativeAdminPipeline({ development: true, maxBodyBytes: 448 * 1024 }, NATIVE_ADMIN)
 ).pipe(
   Layer.provide(testSecretDriver),
   Layer.provide(recorderCompute),
   Layer.provideMerge(Recorder.layer),
   Layer.provide(Layer.succeed(AuthSettings, settings)),
-  Layer.provide(Layer.succeed(InstallationConfiguration, { ...defaultInstallationConfig, nativeAdmin: NATIVE_ADMIN })),
-  Layer.provideMerge(migratedDatabaseLayer)
+  Layer.provide(Layer.succeed(InstallationConfiguration, { ...defaultInstallationConfig, nativeAdmin: NATIVE_ADMIN }))
 )
+
+/** `nativeAdminServerLayer` over a fresh database. */
+export const nativeAdminTestLayer = nativeAdminServerLayer.pipe(Layer.provideMerge(migratedDatabaseLayer))
 
 export const sharedCookie = (token: string) => `${settings.cookieName}=${token}`
 
