@@ -73,10 +73,14 @@ export class ModelCredentials extends Effect.Service<ModelCredentials>()("@svc/a
       execute: (key) => sql`SELECT "values" FROM configurations WHERE id = ${key.id} AND namespace_id = ${key.namespace_id}`
     })
 
-    const requireGrant = (namespaceId: string, auth: HarnessAuth, before: Values, after: Values) =>
+    /** `granted` holds the grants already allowed in this admission: many Agents share one credential. */
+    const requireGrant = (namespaceId: string, auth: HarnessAuth, before: Values, after: Values, granted = new Set<string>()) =>
       Effect.gen(function* () {
         const grant = bindingGrant(namespaceId, auth)
         if (grant === undefined || !redirects(auth, before, after)) return
+        const key = `${grant.permission} ${JSON.stringify(grant.resource)}`
+        if (granted.has(key)) return
+        granted.add(key)
         yield* authorize(grant.permission, grant.resource).pipe(
           Effect.catchTags({ NotFound: () => Effect.fail(refused(grant)), Forbidden: () => Effect.fail(refused(grant)) })
         )
@@ -90,10 +94,11 @@ export class ModelCredentials extends Effect.Service<ModelCredentials>()("@svc/a
     const admitValuesChange = (namespaceId: string, configurationId: string, before: Values, after: Values) =>
       Effect.gen(function* () {
         const drafts = yield* draftsOf({ namespace_id: namespaceId, configuration_id: configurationId }).pipe(Effect.orDie)
+        const granted = new Set<string>()
         for (const draft of drafts) {
           // An unreadable binding cannot be deployed until an update supplies one, which is admitted.
           const auth = readSavedSettings(draft.settings).settings.harnessAuth
-          if (auth !== undefined && auth !== null) yield* requireGrant(namespaceId, auth, before, after)
+          if (auth !== undefined && auth !== null) yield* requireGrant(namespaceId, auth, before, after, granted)
         }
       })
 
