@@ -98,6 +98,9 @@ describe("native admin: Agent hosts", () => {
         expect(inspected.body.data).toMatchObject({ authenticated: true, email: "signin@example.test" })
         // The host-only name is no longer the session cookie once the shared one is in use.
         expect((yield* send(baseUrl, "GET", "/api/auth/session", { cookie: `svc.session_token=${token}` })).body.data).toBeNull()
+        // Beside the shared one, a host-only cookie (planted or stale) is not read: not ambiguous.
+        const beside = yield* send(baseUrl, "GET", "/api/auth/session", { cookie: `svc.session_token=svcs_planted; ${sharedCookie(token)}` })
+        expect(beside.body.data).toMatchObject({ authenticated: true, email: "signin@example.test" })
         const signOut = yield* Effect.promise(() => fetch(`${baseUrl}/api/auth/sign-out`, {
           method: "POST",
           headers: { cookie: sharedCookie(token), origin: CONSOLE_ORIGIN }
@@ -165,6 +168,8 @@ describe("native admin: Agent hosts", () => {
         }
         expect(recorder.requests.length).toBe(before)
         expect((yield* get(sharedCookie(f.token))).status).toBe(200)
+        // A host-only cookie beside the shared one is never read here, so it cannot choose the session.
+        expect((yield* get(`svc.session_token=${planted}; ${sharedCookie(f.token)}`)).status).toBe(200)
       }))
 
     it.effect("the Agent must be desired running with an active revision (409) and expose a private endpoint (503)", () =>

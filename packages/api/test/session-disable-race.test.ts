@@ -11,19 +11,13 @@ import { Deferred, Effect, Either, Fiber, Option } from "effect"
 import { createAccount } from "../../../testing/identity.js"
 import { TestServer } from "../../../testing/server.js"
 import { accountsTestLayer, expectError, setCookieOf, signIn } from "./support/accountsServer.js"
+import { lockWaiters } from "./support/races.js"
 
 const sessionRows = (accountId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ n: number }>`SELECT count(*)::int AS n FROM sessions WHERE account_id = ${accountId}`).pipe(
       Effect.map((rows) => rows[0]!.n)
     )
-
-/** Some statement of this database waits for a row lock (the sign-in, blocked by the disable). */
-const someoneWaitsForALock = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND wait_event_type = 'Lock'
-  `).pipe(Effect.map((rows) => rows[0]!.n > 0))
 
 describe("no session for a disabled account", () => {
   layer(accountsTestLayer(), { timeout: 60_000, excludeTestServices: true })((it) => {
@@ -67,7 +61,7 @@ describe("no session for a disabled account", () => {
         // The sign-in reads the committed (enabled) account and checks the password meanwhile.
         const signingIn = yield* Effect.fork(signIn(baseUrl, account.email, account.password))
         // Until the sign-in blocks on the disable's lock (or, without the guard, finishes).
-        while (Option.isNone(yield* Fiber.poll(signingIn)) && !(yield* someoneWaitsForALock)) {
+        while (Option.isNone(yield* Fiber.poll(signingIn)) && (yield* lockWaiters) === 0) {
           yield* Effect.sleep("20 millis")
         }
         yield* Deferred.succeed(commit, undefined)

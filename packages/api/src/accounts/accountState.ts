@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { AuditLog } from "@svc/core/audit"
 import { AccountsRepo, type LockedAccountRow, RecoveryRepo, SessionsRepo } from "@svc/core/db"
@@ -5,6 +6,7 @@ import { NotFound, ResourceConflict } from "@svc/core/errors"
 import type { Caller } from "@svc/core/iam"
 import { MethodId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
+import { administersInstallation, anotherEnabledAdministrator, serializeAdministratorRemovals } from "./grants.js"
 import { AccountGuards, isUniqueViolation } from "./guards.js"
 import { enabledProviders } from "./providers.js"
 import { exportedFn } from "@svc/core/observability"
@@ -14,12 +16,17 @@ import { exportedFn } from "@svc/core/observability"
 // audit. 404 (no account), then 403 (grants), then 409 (stale version or state).
 
 const stale = new ResourceConflict({ message: "The account changed since it was read; read it again." })
+const lastAdministrator = new ResourceConflict({
+  message: "The change would leave no enabled human Installation administrator.",
+  details: [{ code: "INVALID_VALUE", path: "/userId" }]
+})
 
 export type StateChange = "disable" | "enable" | "revoke"
 
 /** The account mutations; every call needs a human Installation administrator. */
 export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/AccountStates", {
   effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const accounts = yield* AccountsRepo
     const sessions = yield* SessionsRepo
     const recovery = yield* RecoveryRepo
@@ -61,6 +68,21 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
       Effect.flatMap(guards.requireHumanAdministrator, (caller) =>
         guards.transactional(caller, { kind: "account", id: userId }, change(caller)))
 
+    /**
+     * SPEC is silent: a disable or revoke that would leave no enabled human Installation
+     * administrator is 409 (docs/decisions/identity.md), since nobody could manage accounts or
+     * IAM from then on. Only an account that is one now can be the last; the caller is one too,
+     * so in practice this stops the last administrator disabling or revoking themselves, and two
+     * administrators disabling each other at once.
+     */
+    const keepAnAdministrator = (account: LockedAccountRow) =>
+      Effect.gen(function* () {
+        if (!account.enrolled || account.disabled) return
+        if (!(yield* administersInstallation(account.principal_id))) return
+        yield* serializeAdministratorRemovals
+        if (!(yield* anotherEnabledAdministrator(account.id))) return yield* lastAdministrator
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
     /** disable, enable, revoke: disable and revoke also revoke every session of the account. */
     const changeState = (change: StateChange) =>
       exportedFn("Accounts.changeState", { attributes: { change } })(function* (userId: string, expectedVersion: number) {
@@ -68,6 +90,7 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
           Effect.gen(function* () {
             const account = yield* guarded(caller, userId, expectedVersion)
             if (account.revoked) return yield* new ResourceConflict({ message: "The account is revoked." })
+            if (change !== "enable") yield* keepAnAdministrator(account)
             if (change === "disable") yield* accounts.setDisabled({ id: userId, disabled: true })
             if (change === "enable") yield* accounts.setDisabled({ id: userId, disabled: false })
             if (change === "revoke") yield* accounts.markRevoked(userId)

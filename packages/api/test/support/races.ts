@@ -38,3 +38,10 @@ export const successAudits = (kind: string) =>
 /** A 5xx anywhere is a leaked failure (a unique violation or serialization failure, say). */
 export const noServerErrors = (results: ReadonlyArray<Result>) =>
   expect(results.filter((r) => r.status >= 500).map((r) => r.text)).toEqual([])
+
+/** How many statements of this database wait for a lock: a race held at a chosen point. */
+export const lockWaiters = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock'
+  `).pipe(Effect.map((rows) => rows[0]!.n))
