@@ -121,12 +121,41 @@ describe("existingNamespace on a Compute Driver that binds one (kubernetes)", ()
         }
       }))
 
-    it("the contract states the DNS-1123 label rule for existingNamespace", () => {
+    it.effect("existingNamespace must not be one of the cluster's own (default, kube-*): 400 before authorization, nothing written", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdmin("ns-bind-reserved@example.com")
+        const creator = yield* seedNamespaceCreator("ns-bind-reserved-creator@example.com")
+        const written = sql<{ namespaces: number; work: number; audit: number }>`
+          SELECT (SELECT count(*)::int FROM namespaces) AS namespaces, (SELECT count(*)::int FROM work_items) AS work,
+            (SELECT count(*)::int FROM audit_events) AS audit
+        `
+        const [before] = yield* written
+        for (const existingNamespace of ["default", "kube-system", "kube-public", "kube-node-lease", "kube-x", "kube-0-1"]) {
+          for (const caller of [admin, creator]) {
+            // Checked with the body, before authorization: the same 400 for a caller without administer.
+            const result = yield* send(baseUrl, "POST", "/namespaces", caller.headers, { name: "reserved", existingNamespace })
+            yield* expectNamespaceRefused(result, 400, "INVALID_REQUEST", "reserved")
+            expect(result.body.error.details, existingNamespace).toEqual([{ code: "INVALID_VALUE", path: "/existingNamespace" }])
+          }
+        }
+        // Nothing written: no Namespace, no work, no audit record (not even the creator's denial).
+        expect(yield* written).toEqual([before])
+        // Only those: names that merely contain or resemble them are labels like any other.
+        for (const existingNamespace of ["kube", "kubesystem", "my-kube-system", "default-ops", "defaults", "ops-default"]) {
+          const created = expectData(yield* send(baseUrl, "POST", "/namespaces", admin.headers, { name: `near-${existingNamespace}`, existingNamespace }), 201)
+          expect(created.existingNamespace).toBe(existingNamespace)
+        }
+      }))
+
+    it("the contract states the DNS-1123 label rule for existingNamespace, and the cluster's own names it refuses", () => {
       const request = documentOf(SvcApi).components.schemas["CreateNamespaceRequest"] as { properties: Record<string, unknown> }
       expect(request.properties["existingNamespace"]).toMatchObject({
         type: "string",
         maxLength: 63,
-        pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+        pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        not: { pattern: "^(default$|kube-)" }
       })
     })
 

@@ -1,8 +1,9 @@
 /**
- * An open Control UI WebSocket is held to its session and grant (SPEC 3 "Session", 5.1, 5.8):
- * sign-out, a disabled account or a removed `agent:administer` closes it at the next check,
- * while a socket whose admission holds stays open; and the server's shutdown never waits for a
- * relayed socket to end on its own.
+ * An open Control UI WebSocket is held to its session, grant and Agent state (SPEC 3 "Session",
+ * 4.4 rule 2, 5.1, 5.8): sign-out, a disabled account, a removed `agent:administer`, or the Agent
+ * stopped, deleted or serving another revision closes it at the next check, while a socket whose
+ * admission holds stays open; and the server's shutdown never waits for a relayed socket to end
+ * on its own.
  */
 import { SqlClient } from "@effect/sql"
 import { NativeAdminRecheck } from "@svc/api"
@@ -12,6 +13,7 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import * as net from "node:net"
 import { WebSocket } from "ws"
 import { bindRole, signedInSession } from "../../../testing/identity.js"
+import { expectData } from "./support/iamServer.js"
 import { LogCapture } from "../../../testing/server.js"
 import { agentFixture } from "./support/nativeAdminAgent.js"
 import { auditOf, CONSOLE_ORIGIN, nativeAdminServerLayer, nativeAdminTestLayer, sharedCookie } from "./support/nativeAdminServer.js"
@@ -59,11 +61,24 @@ const closureReasons = (principalId: string): Effect.Effect<ReadonlyArray<{ read
     Effect.flatMap((rows) => rows.length > 0 ? Effect.succeed(rows) : Effect.zipRight(Effect.sleep(Duration.millis(50)), closureReasons(principalId)))
   )
 
+type Fixture = Effect.Effect.Success<ReturnType<typeof agentFixture>>
+
+/** A relaying socket of a fresh Agent is closed after `lapse`, and its closure audited with `reason`. */
+const closesAfter = <E, R>(label: string, reason: string, lapse: (f: Fixture) => Effect.Effect<void, E, R>) =>
+  Effect.gen(function* () {
+    const f = yield* agentFixture(label)
+    const relayed = yield* openSocket(f.baseUrl, f.host, f.token)
+    expect(yield* echoed(relayed.socket, CHAT)).toBe(CHAT)
+    yield* lapse(f)
+    expect(yield* closedCode(relayed)).toBe(1006)
+    expect(yield* closureReasons(f.principalId)).toEqual([{ reason }])
+  })
+
 // Checked every 200 ms; a check may take 30 s before it counts as a lapse, so a loaded machine
 // never closes a socket whose admission holds.
 const recheck = Layer.succeed(NativeAdminRecheck, { every: Duration.millis(200), within: Duration.seconds(30) })
 
-describe("native admin: an open WebSocket follows its session and grant", () => {
+describe("native admin: an open WebSocket follows its session, grant and Agent state", () => {
   // Live clock: the server checks on a real schedule.
   layer(nativeAdminTestLayer.pipe(Layer.provideMerge(recheck), Layer.provideMerge(LogCapture.layer)), { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect("sign-out closes its socket; a socket of another session of the same account stays open", () =>
@@ -96,29 +111,56 @@ describe("native admin: an open WebSocket follows its session and grant", () => 
       }))
 
     it.effect("disabling the account closes its socket", () =>
-      Effect.gen(function* () {
-        const f = yield* agentFixture("lapse-disabled")
-        const sql = yield* SqlClient.SqlClient
-        const relayed = yield* openSocket(f.baseUrl, f.host, f.token)
-        expect(yield* echoed(relayed.socket, CHAT)).toBe(CHAT)
-        yield* sql`UPDATE accounts SET disabled = true WHERE id = ${f.userId}`
-        expect(yield* closedCode(relayed)).toBe(1006)
-        expect(yield* closureReasons(f.principalId)).toEqual([{ reason: "session" }])
-      }))
+      closesAfter("lapse-disabled", "session", (f) =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE accounts SET disabled = true WHERE id = ${f.userId}`.pipe(Effect.orDie))))
 
     it.effect("losing agent:administer closes its socket, even with read and operate left", () =>
+      closesAfter("lapse-grant", "grant", (f) =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const role = RoleId.make()
+          yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${f.ns}, ${`operator-${role}`}, ARRAY['agent:read', 'agent:operate'])`
+          yield* sql`DELETE FROM access_bindings WHERE principal_id = ${f.principalId}`
+          yield* bindRole(f.principalId, role, { kind: "agent", id: f.agentId, namespaceId: f.ns })
+        })))
+
+    it.effect("stopping the Agent through the API closes its socket; another Agent's socket stays open", () =>
       Effect.gen(function* () {
-        const f = yield* agentFixture("lapse-grant")
+        const other = yield* agentFixture("lapse-stop-other")
+        const f = yield* agentFixture("lapse-stop")
         const sql = yield* SqlClient.SqlClient
-        const relayed = yield* openSocket(f.baseUrl, f.host, f.token)
-        expect(yield* echoed(relayed.socket, CHAT)).toBe(CHAT)
-        const role = RoleId.make()
-        yield* sql`INSERT INTO roles (id, namespace_id, name, permissions) VALUES (${role}, ${f.ns}, ${`operator-${role}`}, ARRAY['agent:read', 'agent:operate'])`
-        yield* sql`DELETE FROM access_bindings WHERE principal_id = ${f.principalId}`
-        yield* bindRole(f.principalId, role, { kind: "agent", id: f.agentId, namespaceId: f.ns })
-        expect(yield* closedCode(relayed)).toBe(1006)
-        expect(yield* closureReasons(f.principalId)).toEqual([{ reason: "grant" }])
+        // Opened first, so each of its checks is due before the other socket's.
+        const kept = yield* openSocket(other.baseUrl, other.host, other.token)
+        const lapsing = yield* openSocket(f.baseUrl, f.host, f.token)
+        expect(yield* echoed(lapsing.socket, CHAT)).toBe(CHAT)
+        const stopped = expectData(yield* f.call("POST", `/agents/${f.agentId}/stop`), 202)
+        expect(stopped).toMatchObject({ id: f.agentId, status: "active", desiredRuntimeState: "stopped" })
+        expect(yield* closedCode(lapsing)).toBe(1006)
+        expect(kept.socket.readyState).toBe(WebSocket.OPEN)
+        expect(yield* echoed(kept.socket, CHAT)).toBe(CHAT)
+        expect(yield* closureReasons(f.principalId)).toEqual([{ reason: "agent" }])
+        const details = yield* sql<{ details: unknown }>`SELECT details FROM audit_events WHERE kind = 'agent.native-admin-closed' AND actor_principal_id = ${f.principalId}`
+        expect(details).toEqual([{ details: { revisionId: f.revisionId, reason: "agent" } }])
+        expect(yield* closures(other.principalId)).toEqual([])
+        kept.socket.terminate()
       }))
+
+    it.effect("deleting the Agent through the API closes its socket", () =>
+      closesAfter("lapse-delete", "agent", (f) =>
+        Effect.gen(function* () {
+          const deleting = expectData(yield* f.call("DELETE", `/agents/${f.agentId}`), 202)
+          expect(deleting).toMatchObject({ id: f.agentId, status: "deleting" })
+        })))
+
+    it.effect("another revision made active closes a socket admitted to the previous one", () =>
+      closesAfter("lapse-redeploy", "agent", (f) =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const next = expectData(yield* f.call("POST", `/agents/${f.agentId}/deploy`), 202)
+          expect(next.id).not.toBe(f.revisionId)
+          // No worker runs here: the new revision is activated as the worker would once it is deployed.
+          yield* sql`UPDATE agents SET active_revision_id = ${next.id} WHERE id = ${f.agentId}`
+        })))
 
     it.effect("the server's shutdown ends a relayed WebSocket instead of waiting for it", () =>
       Effect.gen(function* () {

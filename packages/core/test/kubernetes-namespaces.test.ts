@@ -137,11 +137,14 @@ describe("kubernetes Namespace half", () => {
       const missing = { id: NamespaceId.make(), existingNamespace: "not-there" }
       const missingError = failureOf(yield* Effect.exit(driver.provisionNamespace(missing)))
       expect(missingError).toMatchObject({ _tag: "ComputeFailure", code: "EXISTING_NAMESPACE_NOT_FOUND", permanent: false })
-      // A name stored before the API checked it never reaches a request path: no namespace can have it.
-      for (const name of ["..", "ops/../kube-system", "Ops"]) {
+      // A name stored before the API checked it never reaches a request path: no namespace can have
+      // it. Nor is one of the cluster's own namespaces ever bound, though each exists.
+      for (const name of ["..", "ops/../kube-system", "Ops", "default", "kube-system", "kube-public", "kube-node-lease"]) {
         const invalid = failureOf(yield* Effect.exit(driver.provisionNamespace({ id: NamespaceId.make(), existingNamespace: name })))
         expect(invalid, name).toMatchObject({ _tag: "ComputeFailure", code: "EXISTING_NAMESPACE_NOT_FOUND", permanent: true })
       }
+      const system = yield* Effect.promise(() => readObject(cluster, { apiVersion: "v1", kind: "Namespace", name: "kube-system" }))
+      expect(system?.metadata?.labels?.["svc/namespace-id"]).toBeUndefined()
 
       const bound = { id: NamespaceId.make(), existingNamespace }
       yield* driver.provisionNamespace(bound)

@@ -2,15 +2,16 @@
  * Who may open an Agent's native admin UI, and where its gateway is (SPEC 4.4 rule 2, 5.5.4, 5.8):
  * the shared session cookie only (keys never), the exact Agent of the host, exact Agent
  * `administer`, desired `running` with an active revision, and the Compute Driver's private
- * endpoint. Each step fails with a declared SPEC 7.1 error.
+ * endpoint. Each step fails with a declared SPEC 7.1 error. An open WebSocket is held to the same
+ * session, grant and Agent state (`admissionLapse`).
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { ComputeDriver, type PrivateEndpoint } from "@svc/core/drivers/compute"
 import { DependencyUnavailable, Forbidden, NotFound, ResourceConflict, Unauthenticated } from "@svc/core/errors"
 import { type Caller, CurrentCaller, permission } from "@svc/core/iam"
-import { AgentsRepo } from "@svc/core/db"
-import { AgentId } from "@svc/core/schema"
+import { type AgentRow, AgentsRepo } from "@svc/core/db"
+import { AgentId, type RevisionId } from "@svc/core/schema"
 import { Effect, Option } from "effect"
 import { type AuthorizationError, authorize } from "../auth/authorize.js"
 import { resolveSession } from "../auth/credentials.js"
@@ -25,8 +26,8 @@ export type AdmissionError = Unauthenticated | Forbidden | NotFound | ResourceCo
 export interface Admitted {
   readonly caller: Caller
   readonly namespaceId: string
-  readonly agentId: string
-  readonly revisionId: string
+  readonly agentId: AgentId
+  readonly revisionId: RevisionId
   readonly endpoint: PrivateEndpoint
 }
 
@@ -67,15 +68,25 @@ const checkOrigin = (request: HttpServerRequest.HttpServerRequest, upgrade: bool
     }
   })
 
+/** The Agent in its live Namespace, read from storage (at admission and at every re-check). */
+const liveAgent = (agentId: AgentId) => Effect.flatMap(AgentsRepo, (agents) => agents.findLiveById(agentId)).pipe(Effect.provide(AgentsRepo.Default))
+
 /** The Agent a host label names: `<label>` is the Agent ID without its `agt_` prefix. */
 const agentOfLabel = (label: string) =>
   Effect.gen(function* () {
     const agentId = `${AgentId.prefix}_${label}`
     if (!AgentId.isValid(agentId)) return yield* agentNotFound()
-    const agents = yield* AgentsRepo
-    const row = yield* agents.findLiveById(agentId)
+    const row = yield* liveAgent(agentId)
     return Option.isNone(row) ? yield* agentNotFound() : row.value
-  }).pipe(Effect.provide(AgentsRepo.Default))
+  })
+
+/**
+ * The revision whose gateway native admin reaches (SPEC 4.4 rule 2): the Agent is not deleting,
+ * is desired `running` and has an active revision. Admission and every re-check of an open
+ * socket ask exactly this.
+ */
+const servedRevision = (agent: AgentRow): Option.Option<RevisionId> =>
+  agent.status === "active" && agent.desired_runtime_state === "running" ? Option.fromNullable(agent.active_revision_id) : Option.none()
 
 export const admitNativeAdmin = (
   request: HttpServerRequest.HttpServerRequest,
@@ -89,28 +100,33 @@ export const admitNativeAdmin = (
     yield* authorize(permission("agent", "administer"), agentRef(agent.namespace_id, agent.id)).pipe(
       Effect.provideService(CurrentCaller, caller)
     )
-    if (agent.status !== "active" || agent.desired_runtime_state !== "running" || agent.active_revision_id === null) {
+    const revision = servedRevision(agent)
+    if (Option.isNone(revision)) {
       return yield* new ResourceConflict({ message: "The Agent is not running an active revision." })
     }
+    const revisionId = revision.value
     const compute = yield* ComputeDriver
-    const endpoint = yield* compute.privateEndpoint({
-      namespaceId: agent.namespace_id,
-      agentId: agent.id,
-      revisionId: agent.active_revision_id
-    }).pipe(Effect.catchAll(unavailable("The Agent's gateway is not reachable.")))
-    return { caller, namespaceId: agent.namespace_id, agentId: agent.id, revisionId: agent.active_revision_id, endpoint }
+    const endpoint = yield* compute.privateEndpoint({ namespaceId: agent.namespace_id, agentId: agent.id, revisionId })
+      .pipe(Effect.catchAll(unavailable("The Agent's gateway is not reachable.")))
+    return { caller, namespaceId: agent.namespace_id, agentId: agent.id, revisionId, endpoint }
   }).pipe(
     Effect.catchTag("SqlError", unavailable("Authentication is unavailable; retry later.")),
     withExportedSpan("NativeAdmin.admit")
   )
 
-/** Why an open Control UI WebSocket is closed (logged and audited; never a credential). */
-export type Lapse = "session" | "grant" | "unavailable"
+/**
+ * Why an open Control UI WebSocket is closed (logged and audited; never a credential): `agent`
+ * when the Agent no longer serves the admitted revision (stopped, deleting, deleted, or another
+ * revision made active).
+ */
+export type Lapse = "session" | "grant" | "agent" | "unavailable"
 
 /**
  * What keeps an admitted WebSocket from staying open now, if anything: its session read again
- * from storage (sign-out, a disabled or revoked account, expiry) and exact Agent `administer`.
- * A check that cannot be made (a database failure, a defect) is a lapse too: fails closed.
+ * from storage (sign-out, a disabled or revoked account, expiry), exact Agent `administer`, and
+ * the Agent still serving the very revision admitted (its endpoint is not looked up again: a
+ * gateway that goes away ends its own socket). A check that cannot be made (a database failure,
+ * a defect) is a lapse too: fails closed.
  */
 export const admissionLapse = (
   request: HttpServerRequest.HttpServerRequest,
@@ -121,7 +137,8 @@ export const admissionLapse = (
     yield* authorize(permission("agent", "administer"), agentRef(admitted.namespaceId, admitted.agentId)).pipe(
       Effect.provideService(CurrentCaller, caller)
     )
-    return Option.none<Lapse>()
+    const served = Option.flatMap(yield* liveAgent(admitted.agentId), servedRevision)
+    return Option.contains(served, admitted.revisionId) ? Option.none<Lapse>() : Option.some<Lapse>("agent")
   }).pipe(
     Effect.catchAll((error) => Effect.succeedSome<Lapse>(
       error._tag === "Unauthenticated" ? "session" : error._tag === "Forbidden" || error._tag === "NotFound" ? "grant" : "unavailable"

@@ -1,8 +1,9 @@
 /**
- * An open Control UI WebSocket is held to its admission (SPEC 3 "Session", 5.1, 5.8): a socket
- * lives for as long as the browser keeps it, so its session and grant are checked again every
- * `NativeAdminRecheck.every`, and a lapse (sign-out, a disabled or revoked account, expiry, a
- * removed `agent:administer`, or a check that cannot be made) destroys both sockets.
+ * An open Control UI WebSocket is held to its admission (SPEC 3 "Session", 4.4 rule 2, 5.1, 5.8):
+ * a socket lives for as long as the browser keeps it, so its session, grant and Agent state are
+ * checked again every `NativeAdminRecheck.every`, and a lapse (sign-out, a disabled or revoked
+ * account, expiry, a removed `agent:administer`, the Agent stopped, deleted or serving another
+ * revision, or a check that cannot be made) destroys both sockets.
  *
  * Nothing here may hold the server's shutdown (docs/decisions/native-admin.md): the watcher is a
  * fiber of its own that ends the relay by destroying its sockets, never by being waited on; the

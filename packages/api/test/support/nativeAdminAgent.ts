@@ -62,6 +62,11 @@ export const agentFixture = (label: string) =>
     yield* sql`UPDATE agents SET active_revision_id = ${revision.id}, desired_runtime_state = 'running' WHERE id = ${agent.id}`
     const recorder = yield* Recorder
     recorder.gateways.add(agent.id)
-    return { baseUrl, token, ns, agentId: agent.id as string, host: agentHost(agent.id), principalId: account.principalId, userId: account.userId }
+    return {
+      baseUrl, token, ns, agentId: agent.id as string, revisionId: revision.id as string, host: agentHost(agent.id),
+      principalId: account.principalId, userId: account.userId,
+      /** A request of this administrator's console, under the Agent's Namespace. */
+      call
+    }
   })
 

@@ -54,6 +54,18 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 export const DNS_LABEL_MAX = 63
 export const isDnsLabel = (s: string): boolean => s.length <= DNS_LABEL_MAX && DNS_LABEL.test(s)
 
+/** The cluster's own namespaces (stated as is in the OpenAPI document). */
+export const RESERVED_NAMESPACE = /^(default$|kube-)/
+
+/**
+ * A Kubernetes namespace a Namespace may bind as its `existingNamespace` (SPEC 4.2): a DNS-1123
+ * label that is not the cluster's own, `default` or any `kube-*` (kube-system, kube-public,
+ * kube-node-lease and whatever Kubernetes adds under that prefix), which a tenant's quota,
+ * policies and workloads must never land in. The API's body check and the `kubernetes` driver
+ * both ask this.
+ */
+export const isBindableNamespaceName = (s: string): boolean => isDnsLabel(s) && !RESERVED_NAMESPACE.test(s)
+
 /** An integer in `[min, max]` (INVALID_VALUE outside, INVALID_TYPE for non-numbers). */
 export const BoundedInt = (min: number, max: number) =>
   Schema.Number.pipe(

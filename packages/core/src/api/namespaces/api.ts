@@ -6,7 +6,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { idempotent } from "../idempotency.js"
 import { ErrorWire } from "../../errors/index.js"
 import { JsonBody } from "../middleware.js"
-import { DNS_LABEL, DNS_LABEL_MAX, Envelope, ListEnvelope, NamespaceId, PatternString, RequestBody, Timestamp } from "../../schema/index.js"
+import {
+  detailMessage, DNS_LABEL, DNS_LABEL_MAX, Envelope, isBindableNamespaceName, ListEnvelope, NamespaceId, PatternString, RequestBody, RESERVED_NAMESPACE, Timestamp
+} from "../../schema/index.js"
 import { Schema } from "effect"
 import { Authentication } from "../middleware.js"
 import { PageParams, ResourceName } from "../iam/schemas.js"
@@ -28,10 +30,16 @@ export type Namespace = typeof Namespace.Type
  * SPEC 2.3 `existingNamespace` names a namespace of the cluster, and reaches the Kubernetes API
  * in request paths: it must be what Kubernetes accepts as one, a DNS-1123 label (at most 63
  * characters, TOO_LONG; lowercase letters, digits and '-', starting and ending with a letter or
- * digit, INVALID_FORMAT), so `..`, `/` or `%2F` never reach a path.
+ * digit, INVALID_FORMAT), so `..`, `/` or `%2F` never reach a path. A label that names one of the
+ * cluster's own namespaces (`default`, `kube-*`) is INVALID_VALUE: never a tenant's.
  */
-export const ExistingNamespaceName = PatternString(DNS_LABEL, DNS_LABEL_MAX).annotations({
-  description: "An operator-prepared Kubernetes namespace to bind: a DNS-1123 label"
+export const ExistingNamespaceName = PatternString(DNS_LABEL, DNS_LABEL_MAX).pipe(
+  Schema.filter(isBindableNamespaceName, {
+    message: detailMessage("INVALID_VALUE", "must not be default or start with kube-"),
+    jsonSchema: { not: { pattern: RESERVED_NAMESPACE.source } }
+  })
+).annotations({
+  description: "An operator-prepared Kubernetes namespace to bind: a DNS-1123 label, not default or kube-*"
 })
 
 export const CreateNamespace = RequestBody({

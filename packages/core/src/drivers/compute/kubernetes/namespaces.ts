@@ -7,7 +7,7 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node"
 import { Duration, Effect, Schedule } from "effect"
-import { isDnsLabel } from "../../../schema/strings.js"
+import { isBindableNamespaceName } from "../../../schema/strings.js"
 import type { ComputeDriverShape, NamespaceRuntime } from "../driver.js"
 import { type Cluster, failure, KubernetesCodes } from "./client.js"
 import { kubernetesNamespace, LABELS } from "./names.js"
@@ -33,14 +33,19 @@ export const makeKubernetesNamespaces = (cluster: Cluster, options: NamespaceOpt
   )
 
   /**
-   * The operator's namespace, checked: a namespace name (the API admits no other since it checks
-   * them; a row stored before that must not put `..` into a request path), it exists, and no other
+   * The operator's namespace, checked: a namespace name that is not one of the cluster's own (the
+   * API admits no other since it checks them, with the same rule; a row stored before that must
+   * not put `..` into a request path, nor a tenant into `kube-system`), it exists, and no other
    * Namespace has bound it.
    */
   const checkExisting = (namespace: NamespaceRuntime, name: string) =>
     Effect.gen(function* () {
-      if (!isDnsLabel(name)) {
-        return yield* failure(KubernetesCodes.EXISTING_NAMESPACE_NOT_FOUND, "The existing runtime namespace is not a Kubernetes namespace name.", true)
+      if (!isBindableNamespaceName(name)) {
+        return yield* failure(
+          KubernetesCodes.EXISTING_NAMESPACE_NOT_FOUND,
+          "The existing runtime namespace is not a namespace a Namespace may bind.",
+          true
+        )
       }
       const existing = yield* cluster.read(namespaceRef(name))
       if (existing === undefined) {
