@@ -53,6 +53,8 @@ interface Handed {
   readonly checked: boolean
 }
 
+type Held = Map<string, HeldToken>
+
 interface Revocation {
   readonly revoked: number
   readonly failed: number
@@ -114,7 +116,7 @@ export const makeTokenCache = (client: CodeHostClient, ledger: TokenLedger) =>
 
     /** The cached token, or a new one whose session was read active after it was minted (`checked`). */
     const current = (session: Parameters<TokenCache["tokenFor"]>[0]) =>
-      SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* (): Effect.fn.Return<readonly [Handed, Map<string, HeldToken>], UpstreamError | SessionEnded> {
+      SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* (): Effect.fn.Return<readonly [Handed, Held], UpstreamError | SessionEnded> {
         const cached = map.get(session.id)
         if (cached !== undefined && cached.expiresAtMs - margin > (yield* Clock.currentTimeMillis)) {
           return [{ token: cached.token, checked: false }, map] as const
@@ -124,7 +126,9 @@ export const makeTokenCache = (client: CodeHostClient, ledger: TokenLedger) =>
         const fresh = yield* Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile]))
         const minted: HeldToken = { id: `rst_${crypto.randomUUID()}`, ...fresh }
         // Unrecorded, no replica could account for it: a token that cannot be recorded is not used.
-        yield* ledger.noteToken(session.id, minted.id, minted.expiresAtMs).pipe(Effect.onError(() => Effect.ignore(client.revoke(minted.token))))
+        yield* ledger.noteToken(session.id, minted.id, minted.expiresAtMs).pipe(
+          Effect.onError(() => Effect.ignore(client.revoke(minted.token)))
+        )
         // Asked while the cache is held, so a close on this replica either comes first (the token
         // is revoked here) or waits for the token to be cached (its `revokeFor` revokes it).
         if (!(yield* ledger.isActive(session.id))) return yield* endedWith(session.id, minted)
