@@ -41,7 +41,7 @@ const CredentialServiceProcess = Layer.unwrapEffect(
     // Released after the listener and the control interface have closed: nothing mints any more.
     const tokens = Layer.scoped(
       SessionTokens,
-      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken, repo.isActive)).pipe(
+      Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo)).pipe(
         Effect.tap((cache) => Effect.addFinalizer(() => revokeAtShutdown(cache)))
       )
     )

@@ -11,6 +11,7 @@ import { sampleRegistry } from "../../../testing/credentialService.js"
 import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
 import { API_ORIGIN, GIT_ORIGIN, makeCodeHostClient } from "../src/upstream/codeHost.js"
 import { makeTokenCache } from "../src/upstream/tokenCache.js"
+import { memoryLedger } from "./support/ledger.js"
 import { WIDGETS } from "./support/service.js"
 
 let host: FakeCodeHost
@@ -31,13 +32,13 @@ describe("credential margin", () => {
       createPrivateKey(host.privateKeyPem),
       new Map([[API_ORIGIN, host.url], [GIT_ORIGIN, host.url]])
     )
-    const expiries: Array<number> = []
+    const { ledger, noted } = memoryLedger()
     const session = { id: "rs_margin", repositoryId: String(WIDGETS.id), profile: "git-read" as const }
     const seen = await Effect.runPromise(Effect.gen(function* () {
       yield* setTime(Date.now())
-      const cache = yield* makeTokenCache(client, (_, expiresAtMs) => Effect.sync(() => void expiries.push(expiresAtMs)))
+      const cache = yield* makeTokenCache(client, ledger)
       const first = yield* cache.tokenFor(session)
-      const expiresAtMs = expiries[0]!
+      const expiresAtMs = noted[0]!.expiresAtMs
       yield* setTime(expiresAtMs - 60_001)
       const reused = yield* cache.tokenFor(session)
       yield* setTime(expiresAtMs - 60_000)
@@ -48,6 +49,6 @@ describe("credential margin", () => {
     expect(seen.reused).toBe(seen.first)
     expect(seen.replaced).not.toBe(seen.first)
     expect(host.tokens.map((t) => t.token)).toEqual([seen.first, seen.replaced])
-    expect(expiries).toHaveLength(2)
+    expect(noted.map((t) => t.sessionId)).toEqual(["rs_margin", "rs_margin"])
   })
 })

@@ -42,7 +42,7 @@ beforeAll(async () => {
   listenerUrl = `http://127.0.0.1:${port}`
   const key = createPrivateKey(host().privateKeyPem)
   const client = makeCodeHostClient(world.registry, key, new Map([[API_ORIGIN, host().url], [GIT_ORIGIN, host().url]]))
-  const tokens = Layer.scoped(SessionTokens, Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo.noteToken)))
+  const tokens = Layer.scoped(SessionTokens, Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo)))
   const listener = listenerLayer({ host: "127.0.0.1", port, listenerUrl, client }, { exchange: Duration.millis(LIMIT_MS) }).pipe(
     Layer.provide(tokens),
     Layer.provideMerge(RepositorySessionsRepo.Default),

@@ -217,7 +217,7 @@ describe("Git through the listener", () => {
     expect((await socketRequest(socketPath(), "GET", `/v1/sessions/${sessionId}`)).body.data.state).toBe("CLOSED")
     // The token can no longer be live (expired past the 60 s provider clock skew allowance): a
     // repeated close settles it, and then it can be disposed.
-    await queryDatabase(world.databaseUrl(), `UPDATE repository_sessions SET token_expires_at = now() - interval '61 seconds' WHERE id = $1`, [sessionId])
+    await queryDatabase(world.databaseUrl(), `UPDATE repository_session_tokens SET expires_at = now() - interval '61 seconds' WHERE session_id = $1`, [sessionId])
     const again = await socketRequest(socketPath(), "POST", `/v1/sessions/${sessionId}/close`)
     expect(again.body.data.cleanup).toEqual({ tokens: "settled" })
     await dispose()

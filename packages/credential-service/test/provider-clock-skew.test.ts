@@ -66,13 +66,13 @@ describe("provider clock skew allowance", () => {
     const tokens = async () => (await socketRequest(world.socketPath(), "GET", `/v1/sessions/${sessionId}`)).body.data.cleanup
 
     // Expired on our clock 45 s ago: a host 45 s behind still honours it.
-    await sql(`UPDATE repository_sessions SET token_expires_at = now() - interval '45 seconds' WHERE id = $1`, [sessionId])
+    await sql(`INSERT INTO repository_session_tokens (id, session_id, expires_at) VALUES ('rst_skew', $1, now() - interval '45 seconds')`, [sessionId])
     const closed = await close()
     expect([closed.status, closed.body.data.state, closed.body.data.cleanup]).toEqual([200, "CLOSED", { tokens: "pending" }])
     expect(await tokens()).toEqual({ tokens: "pending" })
 
     // 61 s ago: beyond the allowance, no host within it can honour it any more.
-    await sql(`UPDATE repository_sessions SET token_expires_at = now() - interval '61 seconds' WHERE id = $1`, [sessionId])
+    await sql(`UPDATE repository_session_tokens SET expires_at = now() - interval '61 seconds' WHERE id = 'rst_skew'`)
     const again = await close()
     expect([again.status, again.body.data.state, again.body.data.cleanup]).toEqual([200, "CLOSED", { tokens: "settled" }])
     expect(await tokens()).toEqual({ tokens: "settled" })

@@ -22,7 +22,7 @@ describe("session limit", () => {
     for (let i = 0; i < 16; i++) sessions.push((await world.open()).sessionId)
     const [pending, settled] = sessions as [string, string]
     // Another replica's token, live for an hour yet: its cleanup stays pending.
-    await sql(`UPDATE repository_sessions SET token_expires_at = now() + interval '1 hour' WHERE id = $1`, [pending])
+    await sql(`INSERT INTO repository_session_tokens (id, session_id, expires_at) VALUES ('rst_elsewhere', $1, now() + interval '1 hour')`, [pending])
     const closing = (answer: { readonly status: number; readonly body: { readonly data: { readonly state: string; readonly cleanup: unknown } } }) =>
       [answer.status, answer.body.data.state, answer.body.data.cleanup]
     expect(closing(await close(pending))).toEqual([200, "CLOSED", { tokens: "pending" }])

@@ -12,6 +12,7 @@ import { sampleRegistry } from "../../../testing/credentialService.js"
 import { type FakeCodeHost, startFakeCodeHost } from "../../../testing/fakeCodeHost.js"
 import { API_ORIGIN, GIT_ORIGIN, makeCodeHostClient } from "../src/upstream/codeHost.js"
 import { makeTokenCache } from "../src/upstream/tokenCache.js"
+import { memoryLedger } from "./support/ledger.js"
 
 let host: FakeCodeHost
 
@@ -29,8 +30,8 @@ const client = () =>
 
 describe("credential slots per session", () => {
   it("holds at most two tokens per session: each replacement revokes the one before the replaced; close revokes both", async () => {
-    const minted: Array<string> = []
-    const cache = await Effect.runPromise(makeTokenCache(client(), (sessionId) => Effect.sync(() => void minted.push(sessionId))))
+    const { ledger, noted, revoked } = memoryLedger()
+    const cache = await Effect.runPromise(makeTokenCache(client(), ledger))
     const session = { id: "rs_slots", repositoryId: "1001", profile: "git-read" as const }
     const other = { id: "rs_other", repositoryId: "1001", profile: "git-write" as const }
 
@@ -43,16 +44,19 @@ describe("credential slots per session", () => {
     expect(host.revoked).toEqual(used.slice(0, 2))
     const live = (tokens: ReadonlyArray<string>) => host.tokens.filter((t) => tokens.includes(t.token) && !t.revoked).map((t) => t.token)
     expect(live(used)).toEqual(used.slice(2))
-    expect(minted).toEqual(["rs_slots", "rs_slots", "rs_slots", "rs_slots", "rs_other"])
+    expect(noted.map((t) => t.sessionId)).toEqual(["rs_slots", "rs_slots", "rs_slots", "rs_slots", "rs_other"])
+    // Each revocation is recorded under the id the token was noted with (mint order).
+    expect(revoked).toEqual(noted.slice(0, 2).map((t) => t.tokenId))
 
     expect(await Effect.runPromise(cache.revokeFor(session.id))).toEqual({ revoked: 2, failed: 0 })
     expect([...host.revoked].sort()).toEqual([...used].sort())
+    expect([...revoked].sort()).toEqual(noted.slice(0, 4).map((t) => t.tokenId).sort())
     // The other session's token was never touched.
     expect(live([host.tokens[4]!.token])).toEqual([host.tokens[4]!.token])
   })
 
   it("correlates at most 32 sessions (twice the session limit): the least recently minted one's tokens are revoked to make room", async () => {
-    const cache = await Effect.runPromise(makeTokenCache(client(), () => Effect.void))
+    const cache = await Effect.runPromise(makeTokenCache(client(), memoryLedger().ledger))
     const tokenFor = (i: number) => Effect.runPromise(cache.tokenFor({ id: `rs_bound_${i}`, repositoryId: "1001", profile: "git-read" }))
     const revokedBefore = host.revoked.length
     const first = await tokenFor(0)

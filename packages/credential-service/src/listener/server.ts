@@ -38,17 +38,22 @@ export const listenerLayer = (options: ListenerOptions, limits: ListenerLimits =
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
     const exchangeLimitMs = Duration.toMillis(limits.exchange)
+    /**
+     * Read per request: a closed session is refused whatever this process has cached. A session
+     * closed by another replica is learnt of here, so the tokens this process holds for it are
+     * revoked before the refusal (only their holder can revoke them).
+     */
     const lookup = (digest: string) =>
-      run(repo.byBearer(digest).pipe(Effect.map(Option.match({
-        onNone: () => undefined,
-        onSome: (row): ActiveSession | undefined =>
-          row.state !== "active" || row.expired ? undefined : {
+      run(repo.byBearer(digest).pipe(Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed(undefined),
+        onSome: (row): Effect.Effect<ActiveSession | undefined> =>
+          row.state !== "active" || row.expired ? Effect.as(tokens.revokeFor(row.id), undefined) : Effect.succeed({
             id: row.id,
             repository: row.repository,
             repositoryId: row.repository_id,
             profile: row.profile as RepositoryProfileName,
             pushRefAllowlist: row.push_ref_allowlist
-          }
+          })
       }))))
     const handler = makeHandler({
       lookup,

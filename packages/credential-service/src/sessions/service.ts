@@ -112,16 +112,14 @@ export class Sessions extends Effect.Service<Sessions>()("@svc/credential-servic
 
     /**
      * Stops local authority at once, then revokes the installation tokens this process holds;
-     * revocation is cleanup, reported separately in `cleanup.tokens`.
+     * revocation is cleanup, reported separately in `cleanup.tokens`: settled only once every
+     * token minted for the session, by whichever replica, is revoked or past its expiry.
      */
     const close = exportedFn("Sessions.close")(function* (sessionId: string) {
       const row = yield* find(sessionId)
       yield* repo.close(row.id)
-      const { revoked, failed } = yield* tokens.revokeFor(row.id)
-      // Revoked here: nothing outstanding. Otherwise a replica that crashed may have held a
-      // token, which stays pending until its expiry has passed.
-      if (failed === 0 && revoked > 0) yield* repo.settleTokens(row.id)
-      else if (failed === 0) yield* repo.settleExpiredTokens(row.id)
+      yield* tokens.revokeFor(row.id)
+      yield* repo.settleTokens(row.id)
       return statusOf(yield* find(sessionId))
     })
 

@@ -1,22 +1,28 @@
 /**
  * Installation tokens per session, minted on first use, reused until the credential margin
- * before their expiry, and revoked at close. Process-local: a token minted by another replica
- * or before a restart simply expires upstream within the hour.
+ * before their expiry, and revoked at close. The tokens are process-local (only their holder can
+ * revoke them), but every one is recorded in the session store under an id of its own before it
+ * is used, and marked there when revoked: whichever replica closes a session can tell whether
+ * another still holds a live token for it (docs/decisions/repository-credentials.md).
  */
 import { profilePermissions } from "@svc/core/drivers/repo"
 import type { RepositoryProfileName } from "@svc/core/config"
 import { CredentialServiceLimits } from "@svc/core/schema"
 import { Clock, Context, Data, Effect, Ref, SynchronizedRef } from "effect"
-import type { CodeHostClient, InstallationToken, UpstreamError } from "./codeHost.js"
+import type { CodeHostClient, UpstreamError } from "./codeHost.js"
 
 /** The session was closed or ended after its exchange was authenticated: no token for it. */
 export class SessionEnded extends Data.TaggedError("SessionEnded")<{}> {}
 
 export interface TokenCache {
+  /** The session's token, after reading from the store that the session is still active. */
   readonly tokenFor: (
     session: { readonly id: string; readonly repositoryId: string; readonly profile: RepositoryProfileName }
   ) => Effect.Effect<string, UpstreamError | SessionEnded>
-  /** Revokes what this process holds for the session: how many, and whether every revocation succeeded. */
+  /**
+   * Revokes what this process holds for the session and, when it held tokens, settles the session's
+   * cleanup if it has ended and nothing else is outstanding: how many, and how many failed.
+   */
   readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
   /** Revokes every token this process holds, for every session (shutdown). */
   readonly revokeAll: Effect.Effect<{ readonly revoked: number; readonly failed: number }>
@@ -24,20 +30,40 @@ export interface TokenCache {
 
 export class SessionTokens extends Context.Tag("@svc/credential-service/SessionTokens")<SessionTokens, TokenCache>() {}
 
-export const makeTokenCache = (
-  client: CodeHostClient,
-  /** Called with each minted token's expiry before it is used. */
-  onMinted: (sessionId: string, expiresAtMs: number) => Effect.Effect<void>,
-  /**
-   * Whether the session still has local authority once its token is minted. Asked while the
-   * cache is held, so a close either comes first (the token is revoked here) or waits for the
-   * token to be cached (its `revokeFor` revokes it).
-   */
-  isActive: (sessionId: string) => Effect.Effect<boolean> = () => Effect.succeed(true)
-) =>
+/** Where minted tokens are accounted for: `RepositorySessionsRepo` in the process. */
+export interface TokenLedger {
+  /** Records a minted token (its id and expiry, never the token) before it is used. */
+  readonly noteToken: (sessionId: string, tokenId: string, expiresAtMs: number) => Effect.Effect<void>
+  readonly tokensRevoked: (tokenIds: ReadonlyArray<string>) => Effect.Effect<void>
+  /** Whether the session still has local authority (not closed, disposed or past its deadline). */
+  readonly isActive: (sessionId: string) => Effect.Effect<boolean>
+  /** Settles an ended session none of whose recorded tokens can still be live. */
+  readonly settleTokens: (sessionId: string) => Effect.Effect<void>
+}
+
+interface HeldToken {
+  readonly id: string
+  readonly token: string
+  readonly expiresAtMs: number
+}
+
+/** A token handed out: `checked` when its session was read active after it was minted. */
+interface Handed {
+  readonly token: string
+  readonly checked: boolean
+}
+
+type Held = Map<string, HeldToken>
+
+interface Revocation {
+  readonly revoked: number
+  readonly failed: number
+}
+
+export const makeTokenCache = (client: CodeHostClient, ledger: TokenLedger) =>
   Effect.gen(function* () {
-    const tokens = yield* SynchronizedRef.make(new Map<string, InstallationToken>())
-    const retired = yield* Ref.make(new Map<string, Array<string>>())
+    const tokens = yield* SynchronizedRef.make(new Map<string, HeldToken>())
+    const retired = yield* Ref.make(new Map<string, Array<HeldToken>>())
     const margin = CredentialServiceLimits.credentialMarginSeconds * 1000
 
     /** Removes and returns the session's replaced tokens. */
@@ -48,80 +74,103 @@ export const makeTokenCache = (
         return [r.get(sessionId) ?? [], next] as const
       })
 
+    /**
+     * Revokes held tokens and records the ones revoked; a failed revocation stays outstanding in
+     * the store until its expiry. Then each session that had tokens is settled if it has ended.
+     */
+    const revokeHeld = (held: ReadonlyArray<readonly [string, HeldToken]>) =>
+      Effect.gen(function* () {
+        const results = yield* Effect.forEach(held, ([, t]) => Effect.either(Effect.as(client.revoke(t.token), t.id)))
+        const revoked = results.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
+        yield* ledger.tokensRevoked(revoked)
+        yield* Effect.forEach(new Set(held.map(([sessionId]) => sessionId)), ledger.settleTokens, { discard: true })
+        return { revoked: revoked.length, failed: results.length - revoked.length } satisfies Revocation
+      })
+
+    const ofSession = (sessionId: string, held: ReadonlyArray<HeldToken>) => held.map((t) => [sessionId, t] as const)
+
+    // Retired tokens are past their credential margin: a failed revocation only leaves one to expire.
     const revokeRetired = (sessionId: string) =>
-      Effect.flatMap(
-        takeRetired(sessionId),
-        // Retired tokens are past their credential margin: a failed revocation only leaves one to expire.
-        (old) => Effect.forEach(old, (token) => Effect.ignore(client.revoke(token)), { discard: true })
-      )
+      Effect.flatMap(takeRetired(sessionId), (old) => revokeHeld(ofSession(sessionId, old)))
 
     /**
      * Process-local correlations are bounded (SPEC 8: twice the session limit): a session closed
      * or expired elsewhere is never told to this process, so to make room the least recently
      * minted session is forgotten and its tokens revoked (a live one mints again on next use).
      */
-    const makeRoom = (map: ReadonlyMap<string, InstallationToken>, sessionId: string) => {
+    const makeRoom = (map: ReadonlyMap<string, HeldToken>, sessionId: string) => {
       if (map.has(sessionId) || map.size < CredentialServiceLimits.correlatedSessions) return Effect.succeed(map)
       const [oldest, evicted] = map.entries().next().value ?? []
       if (oldest === undefined || evicted === undefined) return Effect.succeed(map)
       const next = new Map(map)
       next.delete(oldest)
       return takeRetired(oldest).pipe(
-        Effect.flatMap((old) => Effect.forEach([...old, evicted.token], (token) => Effect.ignore(client.revoke(token)), { discard: true })),
+        Effect.flatMap((old) => revokeHeld(ofSession(oldest, [...old, evicted]))),
         Effect.as(next)
       )
     }
 
-    /** A token minted for a session closed meanwhile: revoked at once; one that stays live is noted, so cleanup waits for it. */
-    const endedWith = (sessionId: string, minted: InstallationToken) =>
-      client.revoke(minted.token).pipe(
-        Effect.catchAll(() => onMinted(sessionId, minted.expiresAtMs)),
-        Effect.zipRight(Effect.fail(new SessionEnded()))
-      )
+    /** A token minted for a session closed meanwhile: revoked at once (it stays recorded if that fails). */
+    const endedWith = (sessionId: string, minted: HeldToken) =>
+      Effect.zipRight(revokeHeld([[sessionId, minted]]), Effect.fail(new SessionEnded()))
 
-    const tokenFor: TokenCache["tokenFor"] = (session) =>
-      SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* () {
+    /** The cached token, or a new one whose session was read active after it was minted (`checked`). */
+    const current = (session: Parameters<TokenCache["tokenFor"]>[0]) =>
+      SynchronizedRef.modifyEffect(tokens, (map) => Effect.gen(function* (): Effect.fn.Return<readonly [Handed, Held], UpstreamError | SessionEnded> {
         const cached = map.get(session.id)
-        if (cached !== undefined && cached.expiresAtMs - margin > (yield* Clock.currentTimeMillis)) return [cached.token, map] as const
+        if (cached !== undefined && cached.expiresAtMs - margin > (yield* Clock.currentTimeMillis)) {
+          return [{ token: cached.token, checked: false }, map] as const
+        }
         // Two credential slots per session (SPEC 8): the token being replaced stays for exchanges
         // still using it; anything older is revoked before another is minted.
-        return yield* Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile])).pipe(
-          Effect.tap((minted) => Effect.flatMap(isActive(session.id), (active) => active ? Effect.void : endedWith(session.id, minted))),
-          Effect.tap((minted) => onMinted(session.id, minted.expiresAtMs)),
-          Effect.tap(() =>
-            cached === undefined
-              ? Effect.void
-              : Ref.update(retired, (r) => new Map(r).set(session.id, [...(r.get(session.id) ?? []), cached.token]))
-          ),
-          Effect.flatMap((minted) => Effect.map(makeRoom(map, session.id), (room) => {
-            const next = new Map(room)
-            next.delete(session.id)
-            return [minted.token, next.set(session.id, minted)] as const
-          }))
+        const fresh = yield* Effect.zipRight(revokeRetired(session.id), client.mint(session.repositoryId, profilePermissions[session.profile]))
+        const minted: HeldToken = { id: `rst_${crypto.randomUUID()}`, ...fresh }
+        // Unrecorded, no replica could account for it: a token that cannot be recorded is not used.
+        yield* ledger.noteToken(session.id, minted.id, minted.expiresAtMs).pipe(
+          Effect.onError(() => Effect.ignore(client.revoke(minted.token)))
         )
+        // Asked while the cache is held, so a close on this replica either comes first (the token
+        // is revoked here) or waits for the token to be cached (its `revokeFor` revokes it).
+        if (!(yield* ledger.isActive(session.id))) return yield* endedWith(session.id, minted)
+        if (cached !== undefined) yield* Ref.update(retired, (r) => new Map(r).set(session.id, [...(r.get(session.id) ?? []), cached]))
+        const next = new Map(yield* makeRoom(map, session.id))
+        next.delete(session.id)
+        return [{ token: minted.token, checked: true }, next.set(session.id, minted)] as const
       }))
 
-    const revokeEach = (all: ReadonlyArray<string>) =>
-      Effect.map(Effect.forEach(all, (token) => Effect.either(client.revoke(token))), (results) => {
-        const failed = results.filter((r) => r._tag === "Left").length
-        return { revoked: results.length - failed, failed }
-      })
+    /**
+     * A cached token is handed out only after the session is read active again, outside the cache
+     * lock: a close on another replica never reaches this cache, and an exchange authenticated
+     * before it must not go on with the token held here. What this process holds for a session
+     * found ended is revoked there and then.
+     */
+    const tokenFor: TokenCache["tokenFor"] = (session) =>
+      Effect.flatMap(current(session), ({ token, checked }) =>
+        checked
+          ? Effect.succeed(token)
+          : Effect.flatMap(ledger.isActive(session.id), (active) =>
+            active ? Effect.succeed(token) : Effect.zipRight(revokeFor(session.id), Effect.fail(new SessionEnded()))
+          ))
 
     const revokeFor = (sessionId: string) =>
       Effect.gen(function* () {
-        const current = yield* SynchronizedRef.modify(tokens, (map) => {
+        const held = yield* SynchronizedRef.modify(tokens, (map) => {
           const next = new Map(map)
           next.delete(sessionId)
           return [map.get(sessionId), next] as const
         })
         const old = yield* takeRetired(sessionId)
-        return yield* revokeEach([...old, ...(current === undefined ? [] : [current.token])])
+        const all = ofSession(sessionId, [...old, ...(held === undefined ? [] : [held])])
+        return all.length === 0 ? { revoked: 0, failed: 0 } : yield* revokeHeld(all)
       })
 
     const revokeAll = Effect.gen(function* () {
-      const current = yield* SynchronizedRef.getAndSet(tokens, new Map())
+      const held = yield* SynchronizedRef.getAndSet(tokens, new Map())
       const old = yield* Ref.getAndSet(retired, new Map())
-      return yield* revokeEach([...[...old.values()].flat(), ...[...current.values()].map((t) => t.token)])
+      return yield* revokeHeld([
+        ...[...old].flatMap(([sessionId, list]) => ofSession(sessionId, list)),
+        ...[...held].map(([sessionId, t]) => [sessionId, t] as const)
+      ])
     })
 
     return { tokenFor, revokeFor, revokeAll } satisfies TokenCache
@@ -129,7 +178,8 @@ export const makeTokenCache = (
 
 /**
  * SPEC 8 "shutdown cleanup 60 s": when the process stops, the tokens it holds are revoked (no
- * other process can: they are process-local), for at most 60 s; what is left then expires upstream.
+ * other process can: they are process-local), for at most 60 s; what is left then expires upstream
+ * (and stays outstanding in the store until then).
  */
 export const revokeAtShutdown = (cache: TokenCache) =>
   cache.revokeAll.pipe(

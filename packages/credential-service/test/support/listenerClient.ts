@@ -113,3 +113,37 @@ export const countedGet = (listenerUrl: string, target: string, bearer: string):
     })
     request.on("error", reject)
   })
+
+/** `POST target` whose body is sent in two parts: `finish` sends the rest and gives the answer. */
+export const splitRequest = (listenerUrl: string, target: string, bearer: string) => {
+  const url = new URL(listenerUrl)
+  const body = Buffer.from("0032want 0000000000000000000000000000000000000000\n00000009done\n")
+  let answer: Promise<{ readonly status: number; readonly text: string }> | undefined
+  const request = http.request({
+    host: url.hostname,
+    port: Number(url.port),
+    method: "POST",
+    path: target,
+    agent: false,
+    headers: {
+      authorization: `Basic ${Buffer.from(`x-access-token:${bearer}`).toString("base64")}`,
+      "content-type": "application/x-git-upload-pack-request",
+      "content-length": String(body.length)
+    }
+  })
+  answer = new Promise((resolve, reject) => {
+    request.on("response", (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+    })
+    request.on("error", reject)
+  })
+  request.write(body.subarray(0, 10))
+  return {
+    finish: () => {
+      request.end(body.subarray(10))
+      return answer!
+    }
+  }
+}

@@ -1,6 +1,7 @@
 /**
  * The `repository_sessions` table (migration 0015): the credential service's durable sessions,
- * so a restart or a second replica continues them. Time is judged by the database clock.
+ * so a restart or a second replica continues them, with the installation tokens minted for each
+ * (`repository_session_tokens`, 0023). Time is judged by the database clock.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -117,36 +118,51 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       `
     })
 
-    /** Every installation token of the session is revoked or past its expiry. */
-    const settleTokens = SqlSchema.void({
-      Request: Schema.String,
-      execute: (id) => sql`
-        UPDATE repository_sessions SET tokens_settled_at = now() WHERE id = ${id} AND tokens_settled_at IS NULL
-      `
-    })
-
-    const NoteToken = Schema.Struct({ id: Schema.String, expires_at_ms: Schema.Number })
-    /** Records an installation token's expiry: cleanup waits for it unless the token is revoked. */
+    const NoteToken = Schema.Struct({ session_id: Schema.String, id: Schema.String, expires_at_ms: Schema.Number })
+    /**
+     * Records an installation token minted for the session (its id here, never the token) before
+     * it is used. A live token unsettles a session not yet disposed: one minted by a replica that
+     * raced a close is pending again until it is revoked or expires.
+     */
     const noteToken = SqlSchema.void({
       Request: NoteToken,
       execute: (t) => sql`
-        UPDATE repository_sessions
-        SET token_expires_at = greatest(token_expires_at, to_timestamp(${t.expires_at_ms}::double precision / 1000))
-        WHERE id = ${t.id}
+        WITH noted AS (
+          INSERT INTO repository_session_tokens (id, session_id, expires_at)
+          SELECT ${t.id}, id, to_timestamp(${t.expires_at_ms}::double precision / 1000)
+          FROM repository_sessions WHERE id = ${t.session_id}
+          RETURNING session_id
+        )
+        UPDATE repository_sessions SET tokens_settled_at = NULL
+        WHERE id IN (SELECT session_id FROM noted) AND state <> 'DISPOSED' AND tokens_settled_at IS NOT NULL
+      `
+    })
+
+    /** Tokens their holder revoked: no longer an obligation of their session. */
+    const tokensRevoked = SqlSchema.void({
+      Request: Schema.Array(Schema.String),
+      execute: (ids) => sql`
+        UPDATE repository_session_tokens SET revoked_at = now()
+        WHERE id IN ${sql.in(ids)} AND revoked_at IS NULL
       `
     })
 
     /**
-     * Settles a session no replica can hold a live token for any more. `expires_at` is the code
-     * host's clock: a host up to the provider clock skew allowance (SPEC 8) behind ours still
-     * honours the token that long after our clock passed it.
+     * Settles an ended session once none of its tokens, whichever replica minted them, can be live: each
+     * is revoked or past its expiry. `expires_at` is the code host's clock: a host up to the
+     * provider clock skew allowance (SPEC 8) behind ours still honours the token that long after
+     * our clock passed it.
      */
-    const settleExpiredTokens = SqlSchema.void({
+    const settleTokens = SqlSchema.void({
       Request: Schema.String,
       execute: (id) => sql`
-        UPDATE repository_sessions SET tokens_settled_at = now()
-        WHERE id = ${id} AND tokens_settled_at IS NULL AND (token_expires_at IS NULL
-          OR token_expires_at + make_interval(secs => ${CredentialServiceLimits.providerClockSkewSeconds}) <= now())
+        UPDATE repository_sessions s SET tokens_settled_at = now()
+        WHERE s.id = ${id} AND s.tokens_settled_at IS NULL AND (s.state <> 'active' OR s.deadline <= now())
+          AND NOT EXISTS (
+            SELECT 1 FROM repository_session_tokens t
+            WHERE t.session_id = s.id AND t.revoked_at IS NULL
+              AND t.expires_at + make_interval(secs => ${CredentialServiceLimits.providerClockSkewSeconds}) > now()
+          )
       `
     })
 
@@ -194,8 +210,10 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       countUndisposed: countUndisposed(undefined).pipe(Effect.map((r) => r.n), Effect.orDie),
       close: (id: string) => close(id).pipe(Effect.orDie),
       settleTokens: (id: string) => settleTokens(id).pipe(Effect.orDie),
-      noteToken: (id: string, expiresAtMs: number) => noteToken({ id, expires_at_ms: expiresAtMs }).pipe(Effect.orDie),
-      settleExpiredTokens: (id: string) => settleExpiredTokens(id).pipe(Effect.orDie),
+      noteToken: (sessionId: string, tokenId: string, expiresAtMs: number) =>
+        noteToken({ session_id: sessionId, id: tokenId, expires_at_ms: expiresAtMs }).pipe(Effect.orDie),
+      tokensRevoked: (tokenIds: ReadonlyArray<string>) =>
+        tokenIds.length === 0 ? Effect.void : tokensRevoked(tokenIds).pipe(Effect.orDie),
       dispose: (id: string) => dispose(id).pipe(Effect.orDie),
       lockAdmissions: lockAdmissions.pipe(Effect.orDie),
       /** The worker keeps the SqlError: a lost database is a retryable work failure there. */
