@@ -1,7 +1,8 @@
 /**
  * Migration 0023 moves the one expiry 0015 kept per session into `repository_session_tokens`: a
  * session whose cleanup was still pending keeps waiting for that token (nobody is known to hold
- * it), a settled one gets no row, and the old column is gone.
+ * it), and a settled one gets no row. The old column stays for replicas of the previous release
+ * during a rolling upgrade, and an expiry they record there still holds cleanup back.
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -9,6 +10,7 @@ import { Migrations } from "@svc/core/db"
 import { Effect, Layer } from "effect"
 import { pgClientLayer, TestDatabaseUrl } from "../../../testing/database.js"
 import { migrations } from "../src/db/migrations/index.js"
+import { RepositorySessionsRepo } from "../src/db/repos/repositorySessions.js"
 
 const before0023 = Migrator.make({})({
   loader: Migrator.fromRecord(Object.fromEntries(Object.entries(migrations).filter(([key]) => key < "0023"))),
@@ -44,7 +46,24 @@ describe("migration 0023", () => {
           SELECT count(*)::int AS n FROM information_schema.columns
           WHERE table_name = 'repository_sessions' AND column_name = 'token_expires_at'
         `
-        expect(column[0]!.n).toBe(0)
+        expect(column[0]!.n).toBe(1)
+      }))
+
+    it.effect("an expiry a previous-release replica records in the old column keeps an ended session pending", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* Effect.provide(RepositorySessionsRepo, RepositorySessionsRepo.Default)
+        yield* insertSession(sql, "rs_old_replica", null, false)
+        const settled = sql<{ settled: boolean }>`
+          SELECT tokens_settled_at IS NOT NULL AS settled FROM repository_sessions WHERE id = 'rs_old_replica'
+        `
+        yield* sql`UPDATE repository_sessions SET token_expires_at = now() + interval '1 hour' WHERE id = 'rs_old_replica'`
+        yield* repo.settleTokens("rs_old_replica")
+        expect((yield* settled)[0]!.settled).toBe(false)
+        // Past its expiry and the provider clock skew allowance (60 s): nothing holds cleanup back.
+        yield* sql`UPDATE repository_sessions SET token_expires_at = now() - interval '61 seconds' WHERE id = 'rs_old_replica'`
+        yield* repo.settleTokens("rs_old_replica")
+        expect((yield* settled)[0]!.settled).toBe(true)
       }))
   })
 })

@@ -10,6 +10,9 @@ import { Effect } from "effect"
  * are settled once each row is revoked or past its expiry plus the provider clock skew
  * allowance. An expiry 0015 recorded for a session not yet settled becomes a row of a token
  * nobody is known to hold, so it stays pending as before.
+ *
+ * `token_expires_at` stays: credential-service replicas of the previous release still write it
+ * during a rolling upgrade, and settling still honours it (a later release can drop it).
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -28,5 +31,4 @@ export default Effect.gen(function* () {
     SELECT 'legacy-' || id, id, token_expires_at FROM repository_sessions
     WHERE token_expires_at IS NOT NULL AND tokens_settled_at IS NULL
   `
-  yield* sql`ALTER TABLE repository_sessions DROP COLUMN token_expires_at`
 })

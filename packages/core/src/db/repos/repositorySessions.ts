@@ -149,7 +149,8 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
 
     /**
      * Settles an ended session once none of its tokens, whichever replica minted them, can be live: each
-     * is revoked or past its expiry. `expires_at` is the code host's clock: a host up to the
+     * is revoked or past its expiry, and so is the latest expiry that a replica of the previous
+     * release records in `token_expires_at` (migration 0023) during a rolling upgrade. `expires_at` is the code host's clock: a host up to the
      * provider clock skew allowance (SPEC 8) behind ours still honours the token that long after
      * our clock passed it.
      */
@@ -158,6 +159,8 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       execute: (id) => sql`
         UPDATE repository_sessions s SET tokens_settled_at = now()
         WHERE s.id = ${id} AND s.tokens_settled_at IS NULL AND (s.state <> 'active' OR s.deadline <= now())
+          AND (s.token_expires_at IS NULL
+            OR s.token_expires_at + make_interval(secs => ${CredentialServiceLimits.providerClockSkewSeconds}) <= now())
           AND NOT EXISTS (
             SELECT 1 FROM repository_session_tokens t
             WHERE t.session_id = s.id AND t.revoked_at IS NULL
