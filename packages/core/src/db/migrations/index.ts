@@ -23,6 +23,7 @@ import m0020 from "./0020_work_claim_batch.js"
 import m0021 from "./0021_work_claim_plans.js"
 import m0022 from "./0022_namespace_provision_exhausted.js"
 import m0023 from "./0023_repository_session_tokens.js"
+import m0024 from "./0024_work_claim_one_update.js"
 
 /**
  * Every migration, in order. Files are forward-only and never edited after they land; the key
@@ -51,5 +52,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0020_work_claim_batch": m0020,
   "0021_work_claim_plans": m0021,
   "0022_namespace_provision_exhausted": m0022,
-  "0023_repository_session_tokens": m0023
+  "0023_repository_session_tokens": m0023,
+  "0024_work_claim_one_update": m0024
 }
