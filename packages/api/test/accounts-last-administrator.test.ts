@@ -1,7 +1,8 @@
 /**
  * The last enabled human Installation administrator (audit F9; SPEC is silent, the decision is in
- * docs/decisions/identity.md): a disable or revoke that would leave none is 409 with nothing
- * written, also when two administrators disable each other at once.
+ * docs/decisions/identity.md): a disable, a revoke or a detach of the last sign-in method that
+ * would leave none is 409 with nothing written, also when two administrators disable each other
+ * at once.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
@@ -64,6 +65,43 @@ describe("the last enabled human Installation administrator", () => {
           ["account.disabled", admin.account.userId],
           ["account.revoked", disabledAdmin.userId]
         ])
+      }))
+  })
+})
+
+const methodsOf = (userId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string }>`SELECT id FROM account_methods WHERE account_id = ${userId} ORDER BY id`).pipe(
+      Effect.map((rows) => rows.map((row) => row.id))
+    )
+
+describe("the last administrator's last sign-in method", () => {
+  layer(accountsTestLayer(), { timeout: 60_000, excludeTestServices: true })((it) => {
+    it.effect("cannot be detached (409, nothing written); an administrator without a method does not count", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const sql = yield* SqlClient.SqlClient
+        const admin = yield* seedAdministrator("method-admin@example.test")
+        const [method] = yield* methodsOf(admin.account.userId)
+        // A second administrator who has no sign-in method cannot sign in: not one who remains.
+        const methodless = yield* createAccount("methodless-admin@example.test")
+        yield* bindInstallationAdmin(methodless.principalId)
+        yield* sql`DELETE FROM account_methods WHERE account_id = ${methodless.userId}`
+        const detach = (version: number) =>
+          send(baseUrl, "POST", `/api/auth/accounts/${admin.account.userId}/methods/${method}/detach`, admin.headers, {
+            expectedVersion: version
+          })
+        expectError(yield* detach(1), 409, "RESOURCE_CONFLICT", LAST)
+        expectError(yield* change(baseUrl, admin.headers, admin.account.userId, "disable", 1), 409, "RESOURCE_CONFLICT", LAST)
+        expect(yield* methodsOf(admin.account.userId)).toEqual([method])
+        expect(yield* stateOf(admin.account.userId)).toEqual({ disabled: false, revoked: false, version: 1, live: 1 })
+        expect((yield* auditRows).filter((row) => row.kind.startsWith("account."))).toEqual([])
+
+        // With a second administrator who can sign in, the method may go (the account stays enabled).
+        const second = yield* createAccount("method-second@example.test")
+        yield* bindInstallationAdmin(second.principalId)
+        expectData(yield* detach(1), 200, { userId: admin.account.userId })
+        expect(yield* methodsOf(admin.account.userId)).toEqual([])
       }))
   })
 })

@@ -72,8 +72,8 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
      * SPEC is silent: a disable or revoke that would leave no enabled human Installation
      * administrator is 409 (docs/decisions/identity.md), since nobody could manage accounts or
      * IAM from then on. Only an account that is one now can be the last; the caller is one too,
-     * so in practice this stops the last administrator disabling or revoking themselves, and two
-     * administrators disabling each other at once.
+     * so in practice this stops the last administrator disabling or revoking themselves, or
+     * detaching their last sign-in method, and two administrators disabling each other at once.
      */
     const keepAnAdministrator = (account: LockedAccountRow) =>
       Effect.gen(function* () {
@@ -127,6 +127,8 @@ export class AccountStates extends Effect.Service<AccountStates>()("@svc/api/Acc
             if (yield* recovery.namesMethod(methodId)) {
               return yield* new ResourceConflict({ message: "The recovery designation names this method; move it first." })
             }
+            // Without a method the account cannot sign in: the last one counts as a disable.
+            if ((yield* accounts.methodCount(userId)) === 1) yield* keepAnAdministrator(account)
             yield* accounts.removeMethod(methodId)
             const version = yield* accounts.bumpVersion(userId)
             yield* recordChange(caller, account, "account.method-detached", version, {

@@ -23,8 +23,8 @@ export const serializeAdministratorRemovals: Effect.Effect<void, SqlError, SqlCl
 
 /**
  * Whether an account other than `accountId` is an enabled human Installation administrator: it
- * can sign in (enrolled, not disabled or revoked, its human Principal not deleted) and its
- * Principal holds `installation:administer` unrestricted, as `decide` would say.
+ * can sign in (enrolled, not disabled or revoked, with a sign-in method, its human Principal not
+ * deleted) and its Principal holds `installation:administer` unrestricted, as `decide` would say.
  */
 export const anotherEnabledAdministrator = (accountId: string): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -33,6 +33,7 @@ export const anotherEnabledAdministrator = (accountId: string): Effect.Effect<bo
         SELECT EXISTS (
           SELECT 1 FROM accounts a JOIN principals p ON p.id = a.principal_id
           WHERE a.id <> ${accountId} AND a.enrolled_at IS NOT NULL AND NOT a.disabled AND a.revoked_at IS NULL
+            AND EXISTS (SELECT 1 FROM account_methods m WHERE m.account_id = a.id)
             AND p.kind = 'human' AND p.deleted_at IS NULL
             AND ${allowedSqlOf(sql, { id: sql`p.id`, namespaceId: sql`p.namespace_id` }, permission("installation", "administer"), Installation)}
         ) AS found

@@ -142,6 +142,12 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
       execute: (key) => sql`SELECT provider_id FROM account_methods WHERE id = ${key.id} AND account_id = ${key.account_id}`
     })
 
+    const methodCount = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: (accountId) => sql`SELECT count(*)::int AS n FROM account_methods WHERE account_id = ${accountId}`
+    })
+
     const removeMethod = SqlSchema.void({
       Request: Schema.String,
       execute: (id) => sql`DELETE FROM account_methods WHERE id = ${id}`
@@ -233,6 +239,9 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("@svc/core/Acco
       markEnrolled: (id: string) => markEnrolled(id).pipe(Effect.catchTag("ParseError", Effect.die)),
       findMethod: (key: typeof MethodOfAccount.Type) => findMethod(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       removeMethod: (id: string) => removeMethod(id).pipe(Effect.catchTag("ParseError", Effect.die)),
+      /** How many sign-in methods the account has (read under the caller's lock on the account). */
+      methodCount: (accountId: string) =>
+        methodCount(accountId).pipe(Effect.map((row) => row.n), Effect.catchTag("ParseError", "NoSuchElementException", Effect.die)),
       holdersOfIdentity: (key: typeof ProviderIdentity.Type) => holdersOfIdentity(key).pipe(Effect.catchTag("ParseError", Effect.die)),
       subjectTaken: (provider_id: MethodProvider, subject: string) =>
         subjectTaken({ provider_id, subject }).pipe(Effect.map(Option.isSome), Effect.catchTag("ParseError", Effect.die)),
