@@ -8,11 +8,12 @@
 //     items/s is measured from the first to the last handler invocation.
 //   - claim latency: with the workers running and idle, BENCH_LATENCY_ITEMS items are enqueued one
 //     at a time, BENCH_LATENCY_GAP_MS apart; latency is database time from the item being due
-//     (our next_attempt_at, graphile's run_at) to its claim (our claim's now(), graphile's locked_at).
+//     (our next_attempt_at, graphile's run_at) to its claim (our claim's now(), graphile's locked_at),
+//     to the microsecond: both systems' timestamps keep the digits a JavaScript Date drops (`dbMillis`).
 //     Measured on idle workers, it is the wake-up path (LISTEN/NOTIFY), not time spent queued.
 //
 // Environment: BENCH_DATABASE_URL (an admin URL of an existing server; default: an embedded
-// PostgreSQL in a scratch directory), BENCH_ITEMS (5000), BENCH_LATENCY_ITEMS (300),
+// PostgreSQL in a scratch directory), BENCH_ITEMS (5000), BENCH_LATENCY_ITEMS (1000),
 // BENCH_LATENCY_GAP_MS (10), BENCH_PHASE_TIMEOUT_S (180), BENCH_FIBERS (the concurrencies to run,
 // comma-separated: "1,4"). The script stops by itself: every phase
 // has a timeout, and the whole run is bounded.
@@ -28,7 +29,7 @@ import pg from "pg"
 import { admin, int, serverCpu, startProfile, urlFor } from "./lib/bench.mjs"
 
 const ITEMS = int("BENCH_ITEMS", 5000)
-const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 300)
+const LATENCY_ITEMS = int("BENCH_LATENCY_ITEMS", 1000)
 const LATENCY_GAP_MS = int("BENCH_LATENCY_GAP_MS", 10)
 const PHASE_TIMEOUT_MS = int("BENCH_PHASE_TIMEOUT_S", 180) * 1000
 const CONCURRENCIES = (process.env.BENCH_FIBERS ?? "1,4").split(",").map((n) => {
@@ -55,6 +56,20 @@ pg.Client.prototype.query = function (...args) {
   statements.count++
   return pgQuery.apply(this, args)
 }
+
+// Both systems read timestamps through this process's `pg`; a Date holds milliseconds only, so each
+// parsed timestamptz also keeps its sub-millisecond digits, and latencies are exact to the
+// microsecond instead of rounded to whole milliseconds (where both systems' p50s tied).
+const TIMESTAMPTZ = 1184
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ)
+pg.types.setTypeParser(TIMESTAMPTZ, (text) => {
+  const date = parseTimestamptz(text)
+  const fraction = /\.(\d+)/.exec(text)
+  if (date instanceof Date) date.microsOfMilli = fraction === null ? 0 : Number(fraction[1].padEnd(6, "0").slice(3, 6))
+  return date
+})
+/** A timestamp read by `pg`, in milliseconds with its microseconds. */
+const dbMillis = (date) => date.getTime() + (date.microsOfMilli ?? 0) / 1000
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -105,7 +120,7 @@ const pgLayer = (url) => pgPoolLayer({ url: Redacted.make(url), maxConnections: 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
 const NoopHandler = WorkHandler.layer(KIND, Schema.Unknown, (_payload, ctx) =>
-  Effect.sync(() => current.record(ctx.claimedAt.getTime() - ctx.scheduledAt.getTime()))
+  Effect.sync(() => current.record(dbMillis(ctx.claimedAt) - dbMillis(ctx.scheduledAt)))
 )
 
 const ours = {
@@ -194,7 +209,7 @@ const graphile = {
       logger: silent,
       taskList: {
         [KIND]: async (_payload, helpers) => {
-          current.record(helpers.job.locked_at.getTime() - helpers.job.run_at.getTime())
+          current.record(dbMillis(helpers.job.locked_at) - dbMillis(helpers.job.run_at))
         }
       }
     })
@@ -314,7 +329,7 @@ const main = async () => {
     const b = results.find((r) => r.key === "graphile" && r.concurrency === concurrency)
     lines.push(
       `| ${concurrency} | ${fmt(a.rate, 0)} | ${fmt(b.rate, 0)} | ${fmt(a.rate / b.rate, 2)} | ` +
-        `${fmt(a.p50, 1)} / ${fmt(a.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
+        `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} | ` +
         `${fmt(a.p50 / b.p50, 2)} / ${fmt(a.p99 / b.p99, 2)} | ${fmt(a.cpu, 0)} (${fmt(a.cpuUser, 0)}) / ${fmt(b.cpu, 0)} (${fmt(b.cpuUser, 0)}) | ${fmt(a.cpu / b.cpu, 2)} | ` +
         `${fmt(a.pgCpu, 0)} / ${fmt(b.pgCpu, 0)} | ${fmt(a.perItem, 2)} / ${fmt(b.perItem, 2)} |`
     )

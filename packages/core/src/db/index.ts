@@ -1,6 +1,6 @@
 export * as Migrations from "./migrate.js"
 export { databaseLayer, type DatabaseOptions } from "./pg.js"
-export { listenReconnecting, type ListenEvent } from "./listen.js"
+export { listenReconnecting, listenReconnectingWith, type ListenEvent } from "./listen.js"
 export { DEFAULT_STATEMENT_DEADLINE_MS, queryNamed, runNamed, sendNamed, setStatementDeadline } from "./namedStatement.js"
 export { PgPool, pgPoolLayer, type PgPoolOptions } from "./pgPool.js"
 export * from "./unavailable.js"

@@ -66,9 +66,30 @@ const listenOnce = (
   })
 
 /**
- * The notifications on `channel`, on a connection named `applicationName` (pg_stat_activity),
- * for as long as the stream is consumed. It never fails: a lost connection is logged and made
- * again (200 ms doubling, then every 5 s), and each connection starts with `Listening`.
+ * Hands every event on `channel` to `onEvent`, synchronously from the connection's callback, on a
+ * connection named `applicationName` (pg_stat_activity), until the scope closes. It never fails:
+ * a lost connection is logged and made again (200 ms doubling, then every 5 s), and each
+ * connection starts with `Listening`. For a consumer whose reaction is itself synchronous (the
+ * work engine waking a slot), this skips the queue and stream hops `listenReconnecting` adds.
+ */
+export const listenReconnectingWith = (
+  channel: string,
+  applicationName: string,
+  onEvent: (event: ListenEvent) => void
+): Effect.Effect<void, never, PgClient.PgClient | Scope.Scope> =>
+  Effect.flatMap(PgClient.PgClient, ({ config }) =>
+    Effect.scoped(listenOnce(clientConfig(config, applicationName), channel, onEvent)).pipe(
+      Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} lost; reconnecting`, error.cause)),
+      Effect.retry(Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
+      Effect.interruptible,
+      Effect.forkScoped,
+      Effect.asVoid
+    )
+  )
+
+/**
+ * The notifications on `channel`, as `listenReconnectingWith` delivers them, for as long as the
+ * stream is consumed.
  */
 export const listenReconnecting = (
   channel: string,
@@ -76,16 +97,9 @@ export const listenReconnecting = (
 ): Stream.Stream<ListenEvent, never, PgClient.PgClient> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
-      const { config } = yield* PgClient.PgClient
       const events = yield* Queue.unbounded<ListenEvent>()
       // From the pg client's callbacks; an unbounded queue accepts at once.
-      const offer = (event: ListenEvent) => void Queue.unsafeOffer(events, event)
-      yield* Effect.scoped(listenOnce(clientConfig(config, applicationName), channel, offer)).pipe(
-        Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} lost; reconnecting`, error.cause)),
-        Effect.retry(Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
-        Effect.interruptible,
-        Effect.forkScoped
-      )
+      yield* listenReconnectingWith(channel, applicationName, (event) => void Queue.unsafeOffer(events, event))
       return Stream.fromQueue(events)
     })
   )

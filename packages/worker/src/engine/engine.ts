@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schedule, Stream } from "effect"
+import { Context, Effect, Layer, Schedule } from "effect"
 import { makeAttempt, makeSettle } from "./attempt.js"
-import { listenReconnecting, PgPool } from "@svc/core/db"
+import { listenReconnectingWith, PgPool } from "@svc/core/db"
 import { spansExported } from "@svc/core/observability"
 import { WORK_CHANNEL } from "@svc/core/work"
 import { WorkHandlers } from "./handlers.js"
@@ -35,19 +35,14 @@ const make = (input: WorkEngineOptions | undefined) =>
     const settle = makeSettle(attemptDeps)
     const clock = yield* Effect.clock
 
-    // Wake an idle slot as soon as an item of a kind we run is committed. While the connection is
-    // lost the slots poll; once it is back every slot looks, for what was enqueued meanwhile.
-    yield* listenReconnecting(WORK_CHANNEL, "svc-work-listen").pipe(
-      Stream.runForEach((event) =>
-        event._tag === "Listening"
-          ? wakeup.signal(options.concurrency)
-          : Effect.flatMap(registry.kinds, (kinds) => (kinds.includes(event.payload) ? wakeup.signal(1) : Effect.void))
-      ),
-      Effect.annotateLogs({ fiber: "work.listen" }),
-      annotate,
-      Effect.interruptible,
-      Effect.forkScoped
-    )
+    // Wake an idle slot as soon as an item of a kind we run is committed, from the notification's
+    // own callback (no queue or fiber between them: that path is an item's claim latency). While
+    // the connection is lost the slots poll; once it is back every slot looks, for what was
+    // enqueued meanwhile.
+    yield* listenReconnectingWith(WORK_CHANNEL, "svc-work-listen", (event) => {
+      if (event._tag === "Listening") wakeup.unsafeSignal(options.concurrency)
+      else if (registry.unsafeKinds().includes(event.payload)) wakeup.unsafeSignal(1)
+    }).pipe(Effect.annotateLogs({ fiber: "work.listen" }), annotate)
 
     // Any worker returns expired leases and fails items past their deadline.
     yield* Effect.all([leases.reapExpired, leases.failPastDeadline]).pipe(

@@ -30,16 +30,24 @@ export interface WorkHandlersRegistry {
   readonly get: (kind: string) => Effect.Effect<Option.Option<RegisteredHandler>>
   /** The kinds this process can run; workers claim only these. */
   readonly kinds: Effect.Effect<ReadonlyArray<string>>
+  /** `kinds`, read from a callback outside any fiber. */
+  readonly unsafeKinds: () => ReadonlyArray<string>
 }
 
 const make = Effect.gen(function* () {
   const handlers = yield* Ref.make<ReadonlyMap<string, RegisteredHandler>>(new Map())
-  const kinds = yield* Ref.make<ReadonlyArray<string>>([])
+  let kinds: ReadonlyArray<string> = []
   const update = (f: (current: ReadonlyMap<string, RegisteredHandler>) => Map<string, RegisteredHandler>) =>
     Ref.modify(handlers, (current) => {
       const next = f(current)
       return [next, next] as const
-    }).pipe(Effect.flatMap((next) => Ref.set(kinds, [...next.keys()].sort())))
+    }).pipe(
+      Effect.flatMap((next) =>
+        Effect.sync(() => {
+          kinds = [...next.keys()].sort()
+        })
+      )
+    )
 
   const register = (handler: RegisteredHandler) =>
     Effect.gen(function* () {
@@ -60,7 +68,8 @@ const make = Effect.gen(function* () {
   return WorkHandlers.of({
     register,
     get: (kind) => Effect.map(Ref.get(handlers), (map) => Option.fromNullable(map.get(kind))),
-    kinds: Ref.get(kinds)
+    kinds: Effect.sync(() => kinds),
+    unsafeKinds: () => kinds
   })
 })
 
