@@ -19,7 +19,7 @@ import { listenerLayer } from "./listener/server.js"
 import { loadAppKey } from "./upstream/appKey.js"
 import { makeCodeHostClient } from "./upstream/codeHost.js"
 import { makeRepositoryMetadata, RepositoryMetadata } from "./upstream/repositoryMetadata.js"
-import { makeTokenCache, revokeAtShutdown, SessionTokens } from "./upstream/tokenCache.js"
+import { makeTokenCache, revokeAtShutdown, revokeEndedSessions, SessionTokens } from "./upstream/tokenCache.js"
 
 const CredentialServiceProcess = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -39,10 +39,13 @@ const CredentialServiceProcess = Layer.unwrapEffect(
       )
     )
     // Released after the listener and the control interface have closed: nothing mints any more.
+    // The check for sessions ended elsewhere stops before the shutdown revocation (finalizers run
+    // in reverse).
     const tokens = Layer.scoped(
       SessionTokens,
       Effect.flatMap(RepositorySessionsRepo, (repo) => makeTokenCache(client, repo)).pipe(
-        Effect.tap((cache) => Effect.addFinalizer(() => revokeAtShutdown(cache)))
+        Effect.tap((cache) => Effect.addFinalizer(() => revokeAtShutdown(cache))),
+        Effect.tap((cache) => Effect.forkScoped(revokeEndedSessions(cache)))
       )
     )
     const listener = listenerLayer({

@@ -10,7 +10,12 @@ import { revokeAtShutdown, type TokenCache } from "../src/upstream/tokenCache.js
 const capture = (messages: Array<string>) =>
   Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void messages.push(String(message))))
 
-const cache = (revokeAll: TokenCache["revokeAll"]): TokenCache => ({ tokenFor: () => Effect.never, revokeFor: () => Effect.never, revokeAll })
+const cache = (revokeAll: TokenCache["revokeAll"]): TokenCache => ({
+  tokenFor: () => Effect.never,
+  revokeFor: () => Effect.never,
+  revokeAll,
+  revokeEnded: Effect.never
+})
 
 describe("shutdown cleanup", () => {
   it.effect("a code host that never answers is given 60 s, then the cleanup ends with a warning", () =>

@@ -3,12 +3,15 @@
  * before their expiry, and revoked at close. The tokens are process-local (only their holder can
  * revoke them), but every one is recorded in the session store under an id of its own before it
  * is used, and marked there when revoked: whichever replica closes a session can tell whether
- * another still holds a live token for it (docs/decisions/repository-credentials.md).
+ * another still holds a live token for it. A close reaches only the replica it is sent to, so
+ * every replica also looks, every few seconds, for sessions it holds tokens of that have ended
+ * elsewhere (closed, or past their deadline), and revokes those tokens
+ * (docs/decisions/repository-credentials.md).
  */
 import { profilePermissions } from "@svc/core/drivers/repo"
 import type { RepositoryProfileName } from "@svc/core/config"
 import { CredentialServiceLimits } from "@svc/core/schema"
-import { Clock, Context, Data, Effect, Ref, SynchronizedRef } from "effect"
+import { Clock, Context, Data, Duration, Effect, Ref, Schedule, SynchronizedRef } from "effect"
 import type { CodeHostClient, UpstreamError } from "./codeHost.js"
 
 /** The session was closed or ended after its exchange was authenticated: no token for it. */
@@ -26,6 +29,11 @@ export interface TokenCache {
   readonly revokeFor: (sessionId: string) => Effect.Effect<{ readonly revoked: number; readonly failed: number }>
   /** Revokes every token this process holds, for every session (shutdown). */
   readonly revokeAll: Effect.Effect<{ readonly revoked: number; readonly failed: number }>
+  /**
+   * Revokes what this process holds for sessions that are no longer active (closed on another
+   * replica, or past their deadline), settling each as `revokeFor` does.
+   */
+  readonly revokeEnded: Effect.Effect<{ readonly sessions: number; readonly revoked: number; readonly failed: number }>
 }
 
 export class SessionTokens extends Context.Tag("@svc/credential-service/SessionTokens")<SessionTokens, TokenCache>() {}
@@ -37,6 +45,8 @@ export interface TokenLedger {
   readonly tokensRevoked: (tokenIds: ReadonlyArray<string>) => Effect.Effect<void>
   /** Whether the session still has local authority (not closed, disposed or past its deadline). */
   readonly isActive: (sessionId: string) => Effect.Effect<boolean>
+  /** Those of `sessionIds` that still have local authority, in one read. */
+  readonly activeAmong: (sessionIds: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
   /** Settles an ended session none of whose recorded tokens can still be live. */
   readonly settleTokens: (sessionId: string) => Effect.Effect<void>
 }
@@ -95,8 +105,8 @@ export const makeTokenCache = (client: CodeHostClient, ledger: TokenLedger) =>
 
     /**
      * Process-local correlations are bounded (SPEC 8: twice the session limit): a session closed
-     * or expired elsewhere is never told to this process, so to make room the least recently
-     * minted session is forgotten and its tokens revoked (a live one mints again on next use).
+     * or expired elsewhere is found only by the next `revokeEnded`, so to make room the least
+     * recently minted session is forgotten and its tokens revoked (a live one mints again on next use).
      */
     const makeRoom = (map: ReadonlyMap<string, HeldToken>, sessionId: string) => {
       if (map.has(sessionId) || map.size < CredentialServiceLimits.correlatedSessions) return Effect.succeed(map)
@@ -173,8 +183,44 @@ export const makeTokenCache = (client: CodeHostClient, ledger: TokenLedger) =>
       ])
     })
 
-    return { tokenFor, revokeFor, revokeAll } satisfies TokenCache
+    const revokeEnded = Effect.gen(function* () {
+      const held = new Set([...(yield* SynchronizedRef.get(tokens)).keys(), ...(yield* Ref.get(retired)).keys()])
+      if (held.size === 0) return { sessions: 0, revoked: 0, failed: 0 }
+      const active = yield* ledger.activeAmong([...held])
+      const ended = [...held].filter((sessionId) => !active.has(sessionId))
+      const results = yield* Effect.forEach(ended, revokeFor)
+      return {
+        sessions: ended.length,
+        revoked: results.reduce((n, r) => n + r.revoked, 0),
+        failed: results.reduce((n, r) => n + r.failed, 0)
+      }
+    })
+
+    return { tokenFor, revokeFor, revokeAll, revokeEnded } satisfies TokenCache
   })
+
+/**
+ * How often a replica looks for sessions that ended elsewhere while it holds their tokens. Without
+ * it an idle holder kept a closed session's token valid upstream, and the session pending cleanup
+ * (counting against the limit of 16), until the token expired, up to an hour later.
+ */
+export const ENDED_SESSIONS_CHECK: Duration.Duration = Duration.seconds(5)
+
+/** Runs `revokeEnded` every `interval` for as long as it runs (fork it in the cache's scope). */
+export const revokeEndedSessions = (cache: TokenCache, interval: Duration.Duration = ENDED_SESSIONS_CHECK) =>
+  cache.revokeEnded.pipe(
+    Effect.tap(({ sessions, revoked, failed }) =>
+      sessions === 0
+        ? Effect.void
+        : Effect.logInfo("tokens of sessions ended on another replica or past their deadline revoked").pipe(
+          Effect.annotateLogs({ sessions, revoked, failed })
+        )
+    ),
+    // A lost database is tried again at the next interval; the tokens stay held until then.
+    Effect.catchAllCause((cause) => Effect.logWarning("could not check the sessions whose tokens this replica holds", cause)),
+    Effect.repeat(Schedule.spaced(interval)),
+    Effect.asVoid
+  )
 
 /**
  * SPEC 8 "shutdown cleanup 60 s": when the process stops, the tokens it holds are revoked (no

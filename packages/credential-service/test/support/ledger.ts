@@ -18,6 +18,7 @@ export const memoryLedger = () => {
     noteToken: (sessionId, tokenId, expiresAtMs) => Effect.sync(() => void noted.push({ sessionId, tokenId, expiresAtMs })),
     tokensRevoked: (tokenIds) => Effect.sync(() => void revoked.push(...tokenIds)),
     isActive: () => Effect.succeed(true),
+    activeAmong: (sessionIds) => Effect.succeed(new Set(sessionIds)),
     settleTokens: () => Effect.void
   }
   return { ledger, noted, revoked }

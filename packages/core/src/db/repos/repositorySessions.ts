@@ -102,6 +102,14 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       execute: (id) => sql`SELECT id FROM repository_sessions WHERE id = ${id} AND state = 'active' AND deadline > now()`
     })
 
+    /** Those of the given sessions that are active, as `isActive` reads one. */
+    const activeAmong = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (ids) =>
+        sql`SELECT id FROM repository_sessions WHERE id IN ${sql.in(ids)} AND state = 'active' AND deadline > now()`
+    })
+
     /** Sessions that still count against the limit: everything not yet disposed. */
     const countUndisposed = SqlSchema.single({
       Request: Schema.Void,
@@ -210,6 +218,13 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       byAdmission: (admissionId: string) => byAdmission(admissionId).pipe(Effect.orDie),
       byBearer: (digest: string) => byBearer(digest).pipe(Effect.orDie),
       isActive: (id: string) => isActive(id).pipe(Effect.map(Option.isSome), Effect.orDie),
+      activeAmong: (ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed(new Set<string>())
+          : activeAmong(ids).pipe(
+            Effect.map((rows): ReadonlySet<string> => new Set(rows.map((r) => r.id))),
+            Effect.orDie
+          ),
       countUndisposed: countUndisposed(undefined).pipe(Effect.map((r) => r.n), Effect.orDie),
       close: (id: string) => close(id).pipe(Effect.orDie),
       settleTokens: (id: string) => settleTokens(id).pipe(Effect.orDie),
