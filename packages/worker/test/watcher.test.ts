@@ -66,9 +66,12 @@ layer(TestDatabase, { timeout: 60_000, excludeTestServices: true })("the slot's 
       const calls = yield* Ref.make(0)
       const logged: Array<string> = []
       // Renewals every 20 ms against handlers of 0-60 ms: many renewals land as an attempt ends
-      // (its row already succeeded, so the renewal finds no lease) while the next one runs.
+      // (its row already succeeded, so the renewal finds no lease) while the next one runs. The
+      // lease is long enough that a loaded machine stalling the process or the database for a
+      // couple of seconds (seen once in CI with a 2 s lease) cannot expire one between its claim
+      // and its outcome; what is tested is the renewals' race, not the lease's length.
       yield* startEngine(
-        { concurrency: 2, pollInterval: "200 millis", leaseDuration: "2 seconds", leaseRenewInterval: "20 millis", workerId: "busy" },
+        { concurrency: 2, pollInterval: "200 millis", leaseDuration: "15 seconds", leaseRenewInterval: "20 millis", workerId: "busy" },
         WorkHandler.layer("watch.busy", Schema.Struct({ ms: Schema.Number }), ({ ms }) =>
           Effect.zipRight(Ref.update(calls, (n) => n + 1), Effect.sleep(`${ms} millis`))
         )
