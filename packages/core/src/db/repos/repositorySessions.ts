@@ -96,10 +96,13 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
     })
 
     /** Whether the session still has local authority (not closed, disposed or past its deadline). */
+    // What "active" means, for one session and for many: open, and before its deadline.
+    const active = sql`state = 'active' AND deadline > now()`
+
     const isActive = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
-      execute: (id) => sql`SELECT id FROM repository_sessions WHERE id = ${id} AND state = 'active' AND deadline > now()`
+      execute: (id) => sql`SELECT id FROM repository_sessions WHERE id = ${id} AND ${active}`
     })
 
     /** Those of the given sessions that are active, as `isActive` reads one. */
@@ -107,7 +110,7 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       Request: Schema.Array(Schema.String),
       Result: Schema.Struct({ id: Schema.String }),
       execute: (ids) =>
-        sql`SELECT id FROM repository_sessions WHERE id IN ${sql.in(ids)} AND state = 'active' AND deadline > now()`
+        sql`SELECT id FROM repository_sessions WHERE id IN ${sql.in(ids)} AND ${active}`
     })
 
     /** Sessions that still count against the limit: everything not yet disposed. */
