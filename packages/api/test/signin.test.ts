@@ -97,6 +97,24 @@ describe("POST /api/auth/sign-in/email (password-only Installation, development)
         expectData(yield* attempt({ "sec-fetch-site": "same-origin" }), 200, { authenticated: true })
       }))
 
+    it.effect("an Authorization header is refused (401, no cookie), whatever its scheme, and is no attempt the throttle counts", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        yield* createAccount("bearer@example.test", { password: PASSWORD })
+        const basic = `Basic ${Buffer.from(`bearer@example.test:${PASSWORD}`).toString("base64")}`
+        // Twelve refusals, past the limit of 10 failures a minute for this email (SPEC 5.4).
+        for (const authorization of [...Array.from({ length: 11 }, () => "Bearer abc"), basic]) {
+          const result = yield* signIn(baseUrl, "bearer@example.test", PASSWORD, { authorization, origin: ORIGIN })
+          expectError(result, 401, "UNAUTHENTICATED")
+          expect(result.body.error.message).toBe(
+            "Authorization headers are not accepted; sign in with the email and password in the body."
+          )
+          expect(setCookieOf(result)).toBeNull()
+        }
+        // The same request without the header signs in: none of the twelve was counted.
+        expectData(yield* signIn(baseUrl, "bearer@example.test", PASSWORD, { origin: ORIGIN }), 200, { authenticated: true })
+      }))
+
     it.effect("the body is checked: lengths, unknown fields, missing fields, media type", () =>
       Effect.gen(function* () {
         const { baseUrl } = yield* TestServer

@@ -17,6 +17,14 @@ import { withExportedSpan } from "@svc/core/observability"
 
 const badCredentials = new Unauthenticated({ message: "The email or password is incorrect." })
 
+/**
+ * SPEC 5.1: `Authorization` headers are rejected and bearer credentials unsupported, here as on
+ * every protected route. Refused before the attempt reaches the throttle, so it counts as none.
+ */
+const authorizationRefused = new Unauthenticated({
+  message: "Authorization headers are not accepted; sign in with the email and password in the body."
+})
+
 const encodeThrottled = Schema.encode(SignInThrottledWire)
 
 /** The 429 of SPEC 5.4 as documented by `SignInThrottledWire`, with `Retry-After`. */
@@ -120,8 +128,9 @@ export class SignIn extends Effect.Service<SignIn>()("@svc/api/SignIn", {
     const password = (
       payload: { readonly email: string; readonly password: string },
       request: HttpServerRequest.HttpServerRequest
-    ) =>
-      signInWithPassword(
+    ) => {
+      if (request.headers["authorization"] !== undefined) return Effect.fail(authorizationRefused)
+      return signInWithPassword(
         payload.email,
         payload.password,
         clientAddressOf(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], settings.trustedProxies)
@@ -134,6 +143,7 @@ export class SignIn extends Effect.Service<SignIn>()("@svc/api/SignIn", {
         ),
         Effect.catchTags({ Throttled: throttledResponse, HashingBusy: hashingBusy })
       )
+    }
 
     return { password }
   }),
