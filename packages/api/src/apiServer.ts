@@ -6,7 +6,7 @@ import { HealthLive } from "./health/http.js"
 import { Health } from "./health/service.js"
 import { BrowserOriginLive, ExternalSignInLive, ExternalSignInSettings } from "./externalSignIn/index.js"
 import { ExternalSignIn } from "./externalSignIn/service.js"
-import { AccountReadOriginLive, AccountsLive, SessionInspectionLive, SignInOriginLive } from "./accounts/index.js"
+import { AccountReadOriginLive, AccountsLive, HumanSessionLive, SessionInspectionLive, SignInOriginLive } from "./accounts/index.js"
 import { Accounts } from "./accounts/accounts.js"
 import { AccountStates } from "./accounts/accountState.js"
 import { Recovery } from "./accounts/recovery.js"
@@ -95,7 +95,7 @@ const FeatureServicesLive = Layer.mergeAll(
  */
 export const ApiGroupsLive = Layer.mergeAll(HealthLive, ExternalSignInLive, AccountsLive, ServiceKeysLive, InstallationLive, NamespacesLive, IamLive, SecretsLive, ConfigurationsLive, PresetsLive, AgentsLive, AgentPluginsLive, AuditApiLive, PermissionsLive, ServiceAccountsLive, CredentialSourcesLive).pipe(
   Layer.provide(FeatureServicesLive),
-  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
+  Layer.provide(Layer.mergeAll(SignInOriginLive, AccountReadOriginLive, HumanSessionLive, SessionInspectionLive, BrowserOriginLive, IdempotencyMiddlewaresLive)),
   // Endpoints whose authorization (and row) ride in the credential statement (issue 11).
   Layer.provideMerge(authenticationLayer([installationRead, backendsRead]))
 )

@@ -172,7 +172,14 @@ describe("accounts: POST /api/auth/accounts and account state", () => {
         const { key } = yield* insertServiceKey(servicePrincipal)
         const body = { email: "nobody5@example.test", password: NEW_PASSWORD }
         const before = yield* accountCount
-        expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", { "x-api-key": key }, body), 401, "UNAUTHENTICATED")
+        const keyRefused = yield* send(baseUrl, "POST", "/api/auth/accounts", { "x-api-key": key }, body)
+        expectError(keyRefused, 401, "UNAUTHENTICATED")
+        expect(keyRefused.body.error.message).toBe("This operation needs a human session, not a service key.")
+        // A key is refused before the body is read (SPEC 7.2): not 400 for a bad body, nor 415 for another media type.
+        expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", { "x-api-key": key }, { ...body, password: "short" }), 401, "UNAUTHENTICATED")
+        expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", { "x-api-key": key, "content-type": "text/plain" }, "x"), 401, "UNAUTHENTICATED")
+        expectError(yield* send(baseUrl, "POST", "/api/auth/recovery", { "x-api-key": key }, { userId: 7 }), 401, "UNAUTHENTICATED")
+        expectError(yield* send(baseUrl, "POST", "/api/auth/sign-out", { "x-api-key": key }), 401, "UNAUTHENTICATED")
         expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", member.headers, body), 403, "FORBIDDEN")
         expectError(yield* send(baseUrl, "POST", "/api/auth/accounts", cookieHeader(admin.session.token), body), 403, "FORBIDDEN")
         expectError(

@@ -4,7 +4,7 @@ import { AuthAccountsLive } from "./accountsHttp.js"
 import { AuthSessionsLive } from "./sessionsHttp.js"
 
 export { AuthAccountsApi, AuthSessionsApi } from "@svc/core/api"
-export { AccountReadOriginLive, SessionInspectionLive, SignInOriginLive } from "./middleware.js"
+export { AccountReadOriginLive, HumanSessionLive, SessionInspectionLive, SignInOriginLive } from "./middleware.js"
 
 /** Both groups; their middlewares (sign-in Origin, account-read Origin, session inspection) are wired in the composition. */
 export const AccountsLive = Layer.mergeAll(AuthSessionsLive, AuthAccountsLive)

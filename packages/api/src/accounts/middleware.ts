@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { AccountReadOrigin, SessionInspection, SignInOrigin } from "@svc/core/api"
+import { AccountReadOrigin, HumanSession, SessionInspection, SignInOrigin } from "@svc/core/api"
 import { SqlClient } from "@effect/sql"
 import { Forbidden, Unauthenticated } from "@svc/core/errors"
 import type { Caller } from "@svc/core/iam"
@@ -33,6 +33,18 @@ export const AccountReadOriginLive = Layer.effect(
         return yield* new Forbidden({ message: "The request's Origin is not trusted." })
       }
     }))
+)
+
+/**
+ * After `Authentication`: a request it let through with `x-api-key` carries a valid service key
+ * (a supplied key takes precedence over a cookie, SPEC 5.1), which these endpoints refuse.
+ */
+export const HumanSessionLive = Layer.succeed(
+  HumanSession,
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, ({ headers }) =>
+    headers["x-api-key"] === undefined
+      ? Effect.void
+      : Effect.fail(new Unauthenticated({ message: "This operation needs a human session, not a service key." })))
 )
 
 export const SessionInspectionLive = Layer.effect(

@@ -18,6 +18,15 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 }) {}
 
 /**
+ * Endpoints only a human session may call (account management, sign-out; SPEC 5.5.4, 7.2): a
+ * service key is 401. It runs right after `Authentication` and before the body is read, so a key
+ * gets its 401 whatever it sends (see `humanSessionOnly`).
+ */
+export class HumanSession extends HttpApiMiddleware.Tag<HumanSession>()("HumanSession", {
+  failure: ErrorWire.UNAUTHENTICATED
+}) {}
+
+/**
  * Guards every endpoint that takes a JSON body, before HttpApi decodes it:
  * 415 unless the body is `application/json`; 413 when it is larger than the limit (from
  * `Content-Length` when sent, else by counting); 400 for a body that is not UTF-8 or not JSON,

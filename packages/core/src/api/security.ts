@@ -1,6 +1,6 @@
-import { HttpApi } from "@effect/platform"
-import { Context } from "effect"
-import { Authentication, SessionInspection } from "./middleware.js"
+import { HttpApi, type HttpApiEndpoint } from "@effect/platform"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
+import { Authentication, HumanSession, SessionInspection } from "./middleware.js"
 
 /**
  * The credentials of SPEC 5.1 as OpenAPI security schemes: the session cookie under its OpenAPI
@@ -30,10 +30,13 @@ const SCHEMES = {
 } as const
 
 /**
- * Marks a group or endpoint behind `Authentication` that only a human session may use (account
- * management, sign-out): a service key is 401 there, so the document offers the cookie only.
+ * An endpoint only a human session may use (account management, sign-out): `Authentication`,
+ * then `HumanSession` (a service key is 401 before the body is read), and the document offers
+ * the cookie only.
  */
-export class HumanSessionOnly extends Context.Tag("@svc/core/api/HumanSessionOnly")<HumanSessionOnly, true>() {}
+export const humanSessionOnly = <N extends string, M extends HttpMethod, P, U, B, H, S, E, R, RE>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<N, M, P, U, B, H, S, E, R, RE>
+) => endpoint.middleware(HumanSession).middleware(Authentication)
 
 type Requirement = Readonly<Record<string, ReadonlyArray<string>>>
 
@@ -46,12 +49,12 @@ export const securityOf = (api: HttpApi.HttpApi.AnyWithProps): ReadonlyMap<strin
   const operations = new Map<string, ReadonlyArray<Requirement>>()
   HttpApi.reflect(api, {
     onGroup: () => undefined,
-    onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
+    onEndpoint: ({ endpoint, middleware }) => {
       const key = `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)\??/g, "{$1}")}`
       const runs = (tag: unknown) => (middleware as ReadonlySet<unknown>).has(tag)
       if (runs(SessionInspection)) operations.set(key, [ANONYMOUS, SESSION])
       else if (runs(Authentication)) {
-        operations.set(key, Context.getOption(mergedAnnotations, HumanSessionOnly)._tag === "Some" ? [SESSION] : [SESSION, KEY])
+        operations.set(key, runs(HumanSession) ? [SESSION] : [SESSION, KEY])
       }
     }
   })
