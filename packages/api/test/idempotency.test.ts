@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { IdempotencyKeysRepo } from "@svc/core/db"
 import { sweepIdempotencyKeys } from "@svc/worker"
 import { Effect } from "effect"
+import * as http from "node:http"
 import { RoleId } from "@svc/core/schema"
 import { bindRole, createServicePrincipal } from "../../../testing/identity.js"
 import { REQUEST_ID, TestServer } from "../../../testing/server.js"
@@ -43,6 +44,27 @@ const expectReplay = (first: Result, replay: Result) => {
   expect(replay.headers.get("x-request-id")).toBe(replay.body.meta.requestId)
   expect({ ...replay.body, meta: undefined }).toEqual({ ...first.body, meta: undefined })
 }
+
+/** POSTs `bytes` of filler with chunked transfer encoding (no Content-Length); the status, or "closed". */
+const chunkedPost = (url: string, headers: Headers, bytes: number) =>
+  new Promise<string>((resolve) => {
+    const request = http.request(url, { method: "POST", headers: { ...headers, "content-type": "application/json" } }, (response) => {
+      response.resume()
+      response.on("end", () => resolve(String(response.statusCode)))
+      response.on("error", () => resolve("closed"))
+    })
+    request.on("error", () => resolve("closed"))
+    const filler = "x".repeat(16 * 1024)
+    let written = 0
+    const pump = () => {
+      while (written < bytes) {
+        written += filler.length
+        if (!request.write(filler)) return void request.once("drain", pump)
+      }
+      request.end()
+    }
+    pump()
+  })
 
 describe("Idempotency-Key", () => {
   it.layer(apiTestLayer(), { timeout: 120_000 })((it) => {
@@ -196,6 +218,26 @@ describe("Idempotency-Key", () => {
           { kind: "agent.deploy", key: rolledBack.id },
           { kind: "agent.stop", key: agent.id }
         ])
+      }))
+
+    it.effect("a bodyless route with a key ignores a chunked body over the limit and still answers", () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* TestServer
+        const admin = yield* seedAdmin("idem-chunked@example.com")
+        const ns = yield* seedNamespace("idem-chunked")
+        const call = (method: string, path: string, body?: unknown) => send(baseUrl, method, `/namespaces/${ns}/${path}`, admin.headers, body)
+        const secret = expectData(yield* call("POST", "secrets", { name: "model-key", value: "sk-chunked" }), 201)
+        const configuration = expectData(yield* call("POST", "configurations", { kind: "agent", values: {} }), 201)
+        const harnessAuth = { method: "api_key", source: { kind: "secret", namespaceId: ns, id: secret.id } }
+        const agent = expectData(yield* call("POST", "agents", { name: "bot", configurationId: configuration.id, harnessAuth }), 201)
+        const url = `${baseUrl}/namespaces/${ns}/agents/${agent.id}/stop`
+        // The platform's bounded read closed the connection at the limit, with no answer.
+        expect(yield* Effect.promise(() => chunkedPost(url, keyed(admin.headers, "stop-chunked"), 2 * 448 * 1024))).toBe("202")
+        // The body counted as none: a bodyless repeat under the key is the same request, replayed.
+        const repeat = yield* send(baseUrl, "POST", `/namespaces/${ns}/agents/${agent.id}/stop`, keyed(admin.headers, "stop-chunked"))
+        expect(repeat.status).toBe(202)
+        expect(repeat.headers.get("idempotent-replayed")).toBe("true")
+        expect(repeat.body.data.desiredRuntimeState).toBe("stopped")
       }))
 
     it.effect("expiry: an expired key is not replayed, and the worker's sweep deletes expired keys only", () =>

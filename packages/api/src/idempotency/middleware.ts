@@ -3,14 +3,14 @@
  * endpoint before its body check and authentication, they run after both: the caller is known
  * and the body is checked JSON. Without an `Idempotency-Key` header they do nothing.
  */
-import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, Idempotency, IdempotencyWithheld } from "@svc/core/api"
 import { type IdempotencyKeyOf, IdempotencyKeysRepo } from "@svc/core/db"
 import { InvalidRequest } from "@svc/core/errors"
-import { BodyLimit } from "@svc/core/http"
+import { BodyLimit, bodyTextOnce } from "@svc/core/http"
 import { CurrentCaller } from "@svc/core/iam"
 import { CurrentRequestId } from "@svc/core/schema"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { bodyDigest } from "./digest.js"
 import { reserve } from "./reservation.js"
 import { bodyJson, HEADER_POINTER, isKept, replayOf, withheldConflict } from "./response.js"
@@ -50,10 +50,7 @@ const guard = (withheld: boolean) =>
       const principalId = caller.value.principalId
       // The body check before this cached the text. A bodyless route (deploy, stop) ignores a
       // body, so one is read only up to the body limit, and one it cannot read counts as none.
-      const text = yield* request.text.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(maxBytes))),
-        Effect.orElseSucceed(() => "")
-      )
+      const text = yield* bodyTextOnce(request, maxBytes).pipe(Effect.orElseSucceed(() => ""))
       const url = new URL(request.url, "http://localhost")
       const claim = {
         principal_id: principalId,

@@ -21,8 +21,11 @@ const isMaxBytesExceeded = (error: unknown): boolean =>
  * body route would fail if this stopped working): the strict text is put there, as the one
  * place that depends on that internal.
  */
+const textCache = (request: HttpServerRequest.HttpServerRequest) =>
+  request as unknown as { textEffect?: Effect.Effect<string> }
+
 const cacheText = (request: HttpServerRequest.HttpServerRequest, text: string): void => {
-  ;(request as unknown as { textEffect?: Effect.Effect<string> }).textEffect = Effect.succeed(text)
+  textCache(request).textEffect = Effect.succeed(text)
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
@@ -90,3 +93,14 @@ export const strictBodyText = (
     ),
     Effect.tap((text) => Effect.sync(() => cacheText(request, text)))
   )
+
+/**
+ * The body as text for a reader after the JSON body guard: the text the guard cached, or (a route
+ * without that guard) the body read here, strictly and at most `maxBytes`.
+ */
+export const bodyTextOnce = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<string, BodyTooLarge | BodyUnreadable | BodyNotUtf8> => {
+  return textCache(request).textEffect ?? strictBodyText(request, maxBytes)
+}
