@@ -20,6 +20,12 @@ describe("Backend id (SPEC 2.15: 1-200 chars, no leading or trailing whitespace 
     expect(decoded(withBackend({ ...codeHost, id: "c".repeat(200) })).backends.map((b) => b.id)).toEqual(["c".repeat(200)])
   })
 
+  it("counts characters, not UTF-16 code units: 200 emoji are 200 characters, 201 are too many", () => {
+    const emoji = (n: number) => "\u{1F600}".repeat(n)
+    expect(decoded(withBackend({ ...codeHost, id: emoji(200) })).backends.map((b) => b.id)).toEqual([emoji(200)])
+    expect(problems(withBackend({ ...codeHost, id: emoji(201) }))).toEqual(["backends[0].id: must be at most 200 characters"])
+  })
+
   it("rejects an empty, too long, padded or control-character id at its path", () => {
     expect(problems(withBackend({ ...codeHost, id: "" }))).toEqual(["backends[0].id: must not be empty"])
     expect(problems(withBackend({ ...codeHost, id: "c".repeat(201) }))).toEqual(["backends[0].id: must be at most 200 characters"])

@@ -1,5 +1,6 @@
 /** Field schemas shared by the Installation configuration file (no Node-only imports). */
 import { Schema } from "effect"
+import { charLength } from "../../schema/strings.js"
 
 const hasControlCharacter = (s: string): boolean => {
   for (let i = 0; i < s.length; i++) {
@@ -12,7 +13,8 @@ const hasControlCharacter = (s: string): boolean => {
 /** 1-200 characters, no leading/trailing whitespace, no control characters (SPEC 2.15). */
 export const Identifier = Schema.String.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(200, { message: () => "must be at most 200 characters" }),
+  // Characters as SPEC counts them (code points), not UTF-16 code units.
+  Schema.filter((s) => charLength(s) <= 200, { message: () => "must be at most 200 characters" }),
   Schema.filter((s) => s.trim() === s && !hasControlCharacter(s), {
     message: () => "must not have leading or trailing whitespace or control characters"
   })
