@@ -7,7 +7,7 @@ export { NamespaceReconcilersLive, NamespaceWorkCodes, provisionNamespace, teard
 export { AgentProvisionLive, provisionAgent, provisionStep, ProvisionWorkCodes } from "./agents/provision.js"
 export { WorkerLive, type WorkerOptions } from "./worker.js"
 export { recoverAgent, RecoverySweepLive, sweepAgents } from "./agents/recovery.js"
-export { stopAgent, teardownAgent } from "./agents/reconcilers.js"
+export { deployRevision, stopAgent, teardownAgent } from "./agents/reconcilers.js"
 export { WorkOutboxLive } from "@svc/core/work"
 export { RuntimeOnDemandLive } from "./runtimeOnDemand.js"
 export { WorkerConfig } from "./settings.js"

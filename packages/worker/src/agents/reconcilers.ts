@@ -104,7 +104,14 @@ const deployAndActivate = (payload: typeof AgentDeployPayload.Type, attempt: num
       return undefined
     })
   ).pipe(Effect.catchTag("SqlError", databaseFailure))
-  if (outcome !== undefined) return yield* outcome
+  if (outcome === undefined) return
+  // A stop, a later deployment or a deletion came while the gateway started: nobody wants the
+  // gateway this attempt started, so it goes now rather than at the next recovery sweep. A no-op
+  // when another revision's gateway replaced it already.
+  yield* withAgentLock(agentId, Effect.flatMap(ComputeDriver, (driver) => driver.stopGateway(ref).pipe(Effect.mapError(driverFailure)))).pipe(
+    Effect.catchAll((failure) => Effect.logWarning("agent deploy: the superseded revision's gateway was not stopped; recovery will", { agentId, revisionId, code: failure.code }))
+  )
+  return yield* outcome
 }).pipe(Effect.provide(AgentRepos))
 
 /**
