@@ -106,6 +106,8 @@ describe("Agent provisioning with the worker", () => {
         // SPEC 2.13 `error?`: absent unless the work failed (not null).
         expect(Object.hasOwn(done, "error")).toBe(false)
         expect(done.lastAttempt).toEqual({ at: expect.stringMatching(TIMESTAMP), code: "SUCCEEDED", message: expect.any(String) })
+        // The status turned `succeeded` when the attempt's outcome was recorded: updatedAt is that late.
+        expect(Date.parse(done.updatedAt)).toBeGreaterThanOrEqual(Date.parse(done.lastAttempt.at))
         const agent = expectData(yield* call(f, "GET", `agents/${done.agentId}`), 200)
         expect(agent).toMatchObject({
           id: done.agentId,
@@ -344,6 +346,7 @@ describe("Agent provisioning with the worker", () => {
           nextAttemptAt: null
         })
         expect(failed.agentId).toBeUndefined()
+        expect(Date.parse(failed.updatedAt)).toBeGreaterThanOrEqual(Date.parse(failed.lastAttempt.at))
         expectError(yield* call(f, "POST", `agents/provision/${results.find((r) => r.status === "succeeded")!.id}/retry`), 409, "RESOURCE_CONFLICT")
         // The name is freed; the retry creates the Agent on the Configuration created before.
         yield* sql`UPDATE agents SET name = 'Twin (old)' WHERE namespace_id = ${f.ns} AND name = 'Twin'`

@@ -29,6 +29,13 @@ import { exportedFn } from "@svc/core/observability"
 
 const isWorkId = Schema.is(WorkId)
 
+/**
+ * The record's phases move its own `updated_at`; an attempt's outcome (its status turning
+ * `succeeded` or `failed`, or a retry's failure) is recorded on the work item a moment later.
+ */
+const latest = (recorded: Date, attempted: Date | undefined): Date =>
+  attempted !== undefined && attempted.getTime() > recorded.getTime() ? attempted : recorded
+
 const notFound = () => new NotFound({ message: "The provisioning work does not exist." })
 
 /**
@@ -88,7 +95,7 @@ export class Provisioning extends Effect.Service<Provisioning>()("@svc/api/Agent
           : { error: { code: status.lastAttempt?.code ?? "PROVISIONING_FAILED", message: status.lastAttempt?.message ?? "The provisioning failed." } }),
         url: `/namespaces/${row.namespace_id}/agents/provision/${row.id}`,
         createdAt: row.created_at,
-        updatedAt: row.updated_at
+        updatedAt: latest(row.updated_at, status.lastAttempt?.at)
       }))
 
     /** A repeated `requestId`: the same initiator with the same body gets the record, anyone else 409. */
