@@ -37,6 +37,15 @@ const readyz = async (url) => {
   }
 }
 
+const groupAlive = (pgid) => {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Runs `npm start` in `dir` until /readyz answers 200; resolves with the time and a stop function. */
 const timedStart = async (dir, env, port) => {
   const url = `http://127.0.0.1:${port}`
@@ -51,10 +60,14 @@ const timedStart = async (dir, env, port) => {
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   const ms = performance.now() - started
+  // Stops the whole process group and waits until none of it is left: the gateway runtime's
+  // background install (an npm child) may outlive `npm start` by a moment, still writing into the
+  // data directory the bench removes at the end.
   const stop = async () => {
     process.kill(-child.pid, "SIGINT")
-    const timer = setTimeout(() => process.kill(-child.pid, "SIGKILL"), 30_000)
+    const timer = setTimeout(() => groupAlive(child.pid) && process.kill(-child.pid, "SIGKILL"), 30_000)
     await exited
+    while (groupAlive(child.pid)) await new Promise((resolve) => setTimeout(resolve, 100))
     clearTimeout(timer)
   }
   return { ms, stop }
