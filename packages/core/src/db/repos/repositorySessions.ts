@@ -95,10 +95,10 @@ export class RepositorySessionsRepo extends Effect.Service<RepositorySessionsRep
       execute: (digest) => sql`SELECT ${columns(sql)} FROM repository_sessions WHERE bearer_digest = ${digest}`
     })
 
-    /** Whether the session still has local authority (not closed, disposed or past its deadline). */
     // What "active" means, for one session and for many: open, and before its deadline.
     const active = sql`state = 'active' AND deadline > now()`
 
+    /** Whether the session still has local authority (not closed, disposed or past its deadline). */
     const isActive = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
